@@ -1,0 +1,163 @@
+"""Command line: `optimizer <verb>` and `optimize`. Typer commands only — parse options, build a
+config, call one library function, print with rich. Exit codes: 0 done, 1 a check failed
+(where a verb has one), 2 usage or operational error."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from optimizer.definitions import Candidate, DefinitionError
+from optimizer.models import OFFLINE_DEFAULT, parse_models
+from optimizer.models.base import ModelSpecError
+from optimizer.run import EvalConfig, RunError, run_eval
+from optimizer.servers import ServerError, ServerPool, ServerSpec
+from optimizer.views import EvalProgress, print_eval
+
+app = typer.Typer(
+    name="optimizer",
+    help="Measure and improve MCP tool definitions with eval tasks. Offline agents (sim:*) are stand-ins.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True, highlight=False)
+out = Console(highlight=False)
+
+ServerOpt = Annotated[
+    str | None,
+    typer.Option("--server", help="MCP server: a command line run over stdio (\"python server.py\"), "
+                 "or an http(s)://…/mcp URL."),
+]
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option("--header", help="HTTP header for URL servers, 'Name: value' (repeatable; never stored)."),
+]
+OverlayOpt = Annotated[
+    Path | None, typer.Option("--overlay", help="Overlay JSON applied to the definitions (format: see README).")
+]
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _headers(values: list[str] | None) -> dict[str, str]:
+    headers = {}
+    for value in values or []:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise fail(f"--header {value!r} is not of the form 'Name: value'")
+        headers[name.strip()] = text.strip()
+    return headers
+
+
+@app.command("eval")
+def eval_command(
+    server: ServerOpt = None,
+    tasks: Annotated[Path | None, typer.Option("--tasks", help="Task file or directory (YAML, JSONL, XML).")] = None,
+    models: Annotated[str, typer.Option("--models", help="Comma-separated models, e.g. sim:lexical,sim:skim "
+                                        "(offline stand-ins; options ?seed=N&noise=0.2&latency_ms=50).")]
+    = ",".join(OFFLINE_DEFAULT),
+    overlay: OverlayOpt = None,
+    epochs: Annotated[int, typer.Option("--epochs", min=1, help="Runs of each task per model.")] = 1,
+    heldout: Annotated[float, typer.Option("--heldout", min=0, max=1,
+                                           help="Share of tasks held out when a task sets no split.")] = 0.3,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for every random choice (offline noise).")] = 0,
+    max_connections: Annotated[int, typer.Option("--max-connections", min=1,
+                                                 help="Concurrent model requests.")] = 4,
+    server_instances: Annotated[int | None, typer.Option("--server-instances", min=1,
+                                help="Server connections kept open (default min(4, max-connections)).")] = None,
+    tool_timeout: Annotated[float, typer.Option("--tool-timeout", help="Seconds before a tool call is abandoned.")]
+    = 60.0,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Model turns per task.")] = 12,
+    allow_destructive: Annotated[bool, typer.Option("--allow-destructive",
+                                 help="Let agents call tools annotated destructiveHint: true.")] = False,
+    runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Where run directories go.")] = Path("runs"),
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Name the new run (default: a timestamp).")] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="Finish an interrupted run; finished episodes "
+                                               "are not repeated.")] = None,
+    header: HeaderOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")] = False,
+) -> None:
+    """Run the eval tasks against a server's tools with one or more agents, and report accuracy per
+    model and split, the tool-selection confusion matrix, and where the transcripts are."""
+    if resume and run_id:
+        raise fail("give either --run-id (a new run) or --resume (an existing one), not both")
+    config = None
+    if server is not None or tasks is not None or not resume:
+        if server is None or tasks is None:
+            raise fail("--server and --tasks are required (or --resume RUN_ID alone to finish a run)")
+        try:
+            config = EvalConfig(
+                server=server, tasks=str(tasks), models=tuple(parse_models(models)),
+                overlay=str(overlay) if overlay else None, epochs=epochs, heldout=heldout, seed=seed,
+                max_connections=max_connections, server_instances=server_instances, tool_timeout=tool_timeout,
+                max_turns=max_turns, allow_destructive=allow_destructive, headers=_headers(header),
+            )
+        except ModelSpecError as exc:
+            raise fail(str(exc)) from None
+    progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
+    try:
+        with progress:
+            report = asyncio.run(run_eval(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
+                                          progress=progress.advance, on_start=progress.start))
+    except RunError as exc:
+        raise fail(str(exc)) from None
+    for notice in report["notices"]:
+        err.print(f"[yellow]note:[/] {notice}", soft_wrap=True)
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    else:
+        print_eval(out, report)
+
+
+@app.command("dump")
+def dump_command(
+    server: ServerOpt = None,
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Directory for one <tool>.json per tool.")] = Path("."),
+    overlay: OverlayOpt = None,
+    header: HeaderOpt = None,
+) -> None:
+    """Write the server's tool definitions (optionally under an overlay) as canonical JSON files —
+    the text that `winning.patch` and `reviewed.patch` apply to."""
+    if server is None:
+        raise fail("--server is required")
+    from optimizer.patch import dump_definitions, load_overlay
+
+    async def dump() -> list[Path]:
+        spec = ServerSpec.parse(server, headers=_headers(header))
+        async with ServerPool(spec, instances=1) as pool:
+            catalog = await pool.list_tools()
+        candidate = load_overlay(overlay, catalog) if overlay else Candidate()
+        return dump_definitions(catalog, candidate, out_dir)
+
+    try:
+        written = asyncio.run(dump())
+    except (ServerError, DefinitionError) as exc:
+        raise fail(str(exc)) from None
+    err.print(f"wrote {len(written)} definition file(s) to {out_dir}")
+
+
+def main() -> Any:
+    return app()
+
+
+optimize_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@optimize_app.command()
+def optimize_command() -> None:
+    """Propose, search and select better tool definitions (not built yet: see `optimizer eval`)."""
+    raise fail("`optimize` is not available in this version yet; `optimizer eval` measures a server today.")
+
+
+def optimize_main() -> Any:
+    return optimize_app()

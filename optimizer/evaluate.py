@@ -1,0 +1,179 @@
+"""Evaluate one candidate: every (task, model, epoch) episode, cached, concurrent, retried on
+infrastructure faults. Shared by `eval`, `optimize` and `regress`.
+
+Contract: finished episodes are stored one transaction each as they complete; an episode already
+in the store (same cache key) is never run again; episodes that end in an infrastructure fault
+are retried up to `infra_retries` times and otherwise counted apart, never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+from optimizer.definitions import Candidate, Catalog, Exposed, apply
+from optimizer.episode import Episode, EpisodeConfig, run_episode
+from optimizer.models.base import AgentModel
+from optimizer.scoring import Verdict, score
+from optimizer.servers import ServerPool
+from optimizer.store import RunStore, StoredEpisode, episode_key
+from optimizer.tasks import Task
+
+Progress = Callable[["Outcome"], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One scored (task, model, epoch) result, fresh or from the cache."""
+
+    task_id: str
+    model: str
+    split: str
+    epoch: int
+    passed: bool
+    cached: bool
+    expected_first: str | None
+    chosen_first: str | None
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class EvalResult:
+    candidate: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    run: int = 0
+    cached: int = 0
+    infra_errors: int = 0
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    epochs: int = 1
+    seed: int = 0
+    max_connections: int = 4
+    infra_retries: int = 2
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+
+
+@dataclass(frozen=True)
+class _Job:
+    task: Task
+    model: AgentModel
+    epoch: int
+    key: str
+
+
+async def evaluate(
+    *,
+    pool: ServerPool,
+    store: RunStore,
+    catalog: Catalog,
+    candidate: Candidate,
+    tasks: Sequence[Task],
+    models: Sequence[AgentModel],
+    settings: EvalSettings,
+    progress: Progress | None = None,
+) -> EvalResult:
+    exposed = apply(catalog, candidate)
+    result = EvalResult(candidate=candidate.key)
+    jobs: list[_Job] = []
+    for model in models:
+        for task in tasks:
+            for epoch in range(settings.epochs):
+                key = episode_key(model=model.id, settings=model.settings, system_prompt=settings.episode.system_prompt,
+                                  exposed_digest=exposed.digest, task_digest=task.digest(), epoch=epoch)
+                stored = store.get(key)
+                if stored is not None:
+                    result.cached += 1
+                    _record(result, _outcome(stored, task, cached=True), progress)
+                else:
+                    jobs.append(_Job(task, model, epoch, key))
+    turn_slot = asyncio.Semaphore(max(1, settings.max_connections))
+    for _attempt in range(settings.infra_retries + 1):
+        if not jobs:
+            break
+        failed = await _run_jobs(jobs, pool, store, exposed, candidate, settings, turn_slot, result, progress)
+        jobs = failed
+    result.infra_errors = len(jobs)
+    result.outcomes.sort(key=lambda o: (o.model, o.split, o.task_id, o.epoch))
+    return result
+
+
+async def _run_jobs(
+    jobs: list[_Job], pool: ServerPool, store: RunStore, exposed: Exposed, candidate: Candidate,
+    settings: EvalSettings, turn_slot: asyncio.Semaphore, result: EvalResult, progress: Progress | None,
+) -> list[_Job]:
+    queue: asyncio.Queue[_Job] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    failed: list[_Job] = []
+
+    async def worker() -> None:
+        while not queue.empty():
+            job = queue.get_nowait()
+            episode = await run_episode(job.task, job.model, exposed, pool.call, settings.episode,
+                                        seed=_episode_seed(settings.seed, job), turn_slot=turn_slot)
+            if episode.status == "infra_error":
+                store.record_fault(job.key, job.model.id, job.task.id, episode.error or "infrastructure fault")
+                failed.append(job)
+                continue
+            stored = _to_stored(job, episode, candidate)
+            store.put(stored)
+            result.run += 1
+            _record(result, _outcome(stored, job.task, cached=False), progress)
+
+    workers = max(1, settings.max_connections) * 2
+    await asyncio.gather(*(worker() for _ in range(min(workers, len(jobs)))))
+    return failed
+
+
+def _episode_seed(seed: int, job: _Job) -> int:
+    text = f"{seed}:{job.model.id}:{job.task.id}:{job.epoch}"
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+def _to_stored(job: _Job, episode: Episode, candidate: Candidate) -> StoredEpisode:
+    verdict: Verdict = score(job.task.expect, episode.answer, episode.called_tools)
+    passed = verdict.passed and episode.status == "completed"
+    data = {
+        "prompt": job.task.prompt,
+        "status": episode.status,
+        "answer": episode.answer,
+        "verdict": {"passed": passed, "checks": verdict.checks, "reason": verdict.reason
+                    if episode.status == "completed" else f"ran out of turns; {verdict.reason}"},
+        "expected_tools": list(job.task.expect.tools),
+        "calls": [asdict(c) for c in episode.calls],
+        "messages": [_message_json(m) for m in episode.messages],
+        "usage": episode.usage.to_json(),
+        "turns": episode.turns,
+        "duration_s": round(episode.duration_s, 4),
+        "model_seconds": round(episode.model_seconds, 4),
+    }
+    return StoredEpisode(job.key, job.model.id, job.task.id, job.task.split, candidate.key, job.epoch,
+                         episode.status, passed, data)
+
+
+def _message_json(message: object) -> dict[str, object]:
+    raw = asdict(message)  # type: ignore[call-overload]
+    return {k: v for k, v in raw.items() if v not in ("", (), [])}
+
+
+def _outcome(stored: StoredEpisode, task: Task, *, cached: bool) -> Outcome:
+    calls = stored.data.get("calls", [])
+    first = (calls[0].get("original") or f"?{calls[0].get('name')}") if calls else None
+    usage = stored.data.get("usage", {})
+    return Outcome(
+        task_id=task.id, model=stored.model, split=task.split, epoch=stored.epoch, passed=stored.passed,
+        cached=cached, expected_first=task.expect.tools[0] if task.expect.tools else None, chosen_first=first,
+        tool_calls=len(calls), input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
+    )
+
+
+def _record(result: EvalResult, outcome: Outcome, progress: Progress | None) -> None:
+    result.outcomes.append(outcome)
+    if progress is not None:
+        progress(outcome)

@@ -1,0 +1,96 @@
+"""The provider-neutral agent contract.
+
+An `AgentModel` takes one turn: given the system prompt, the exposed tools and the conversation so
+far, it returns text and zero or more tool calls. It never executes tools itself. A turn without
+tool calls ends the episode; its text is the answer.
+
+Errors: a provider that gives up after its own retries raises `ModelUnavailable`; the episode runner
+records that as an infrastructure fault, never as a model failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from optimizer.definitions import ToolDef
+
+
+class ModelUnavailable(RuntimeError):
+    """The provider could not produce a turn (after retries); not the model's fault."""
+
+
+class ModelSpecError(ValueError):
+    """A model string that names no known provider or has bad options."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    call_id: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversation entry: the user's task, an assistant turn, or the results of its calls."""
+
+    role: Literal["user", "assistant", "tool"]
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "context_exceeded"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: StopReason = "end_turn"
+
+
+@runtime_checkable
+class AgentModel(Protocol):
+    """One configured model. `id` plus `settings` identify it in the episode cache key."""
+
+    id: str
+    settings: dict[str, Any]
+    offline: bool
+    """True for simulated stand-ins; every output that shows their results says so."""
+
+    async def turn(self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message]) -> Turn: ...

@@ -1,0 +1,374 @@
+"""Connections to the MCP server under test: stdio commands or streamable-HTTP URLs.
+
+The only module (with the proxy) that imports `mcp`. A `ServerPool` keeps `instances` connections
+open for a whole run; tool calls go to the least busy one. A connection whose server died is
+restarted and the call that was in flight raises `ServerCrashed`, which the episode runner records
+as an infrastructure fault (never as a model failure). A tool that does not answer within the
+timeout produces an error result the agent sees, like any other tool failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+import shutil
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from optimizer.definitions import Catalog, ToolDef
+from optimizer.secrets import redact_argv, scrubbed_environ
+
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+MAX_PAGES = 1000
+
+
+class ServerError(RuntimeError):
+    """The server could not be started or spoken to; the message is a paragraph a user can act on."""
+
+
+class ServerCrashed(RuntimeError):
+    """The connection died while a call was in flight; the pool has restarted it."""
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """How to reach a server: a command line (stdio) or an http(s) URL ending in the MCP path."""
+
+    argv: tuple[str, ...] = ()
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    inproc: Any = None
+    """An `MCPServer`/`Server` object connected in memory (the test transport)."""
+
+    @classmethod
+    def parse(cls, text: str, *, headers: Mapping[str, str] | None = None) -> ServerSpec:
+        text = text.strip()
+        if not text:
+            raise ServerError("--server is empty: give a command line (\"python server.py\") or an http(s) URL.")
+        if text.startswith(("http://", "https://")):
+            return cls(url=text, headers=dict(headers or {}))
+        try:
+            argv = tuple(shlex.split(text))
+        except ValueError as exc:
+            raise ServerError(f"cannot split --server {text!r} like a shell would: {exc}") from None
+        return cls(argv=argv)
+
+    @property
+    def display(self) -> str:
+        """A printable form with credentials removed (safe for logs, reports and summary.json)."""
+        if self.inproc is not None:
+            return f"in-memory:{getattr(self.inproc, 'name', 'server')}"
+        if self.url:
+            parts = urlsplit(self.url)
+            host = parts.hostname or ""
+            netloc = host + (f":{parts.port}" if parts.port else "")
+            return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+        return shlex.join(redact_argv(self.argv))
+
+    @property
+    def fallback_name(self) -> str:
+        if self.inproc is not None:
+            return str(getattr(self.inproc, "name", "server"))
+        if self.url:
+            return urlsplit(self.url).hostname or "server"
+        script = next((a for a in reversed(self.argv) if not a.startswith("-")), self.argv[0])
+        path = Path(script)
+        return path.parent.name if path.stem in {"server", "main", "__main__"} else path.stem
+
+
+@dataclass
+class CallOutcome:
+    """One tool call's result as the agent will see it."""
+
+    text: str
+    is_error: bool
+    structured: Any = None
+    duration_s: float = 0.0
+
+
+class _Connection:
+    """One live MCP client session, owned by its own task so that its context is entered and exited
+    in the same task (the SDK's transports require that)."""
+
+    def __init__(self, spec: ServerSpec, errlog: IO[str] | None, connect_timeout: float) -> None:
+        self.spec = spec
+        self.errlog = errlog
+        self.connect_timeout = connect_timeout
+        self.client: Client | None = None
+        self.busy = 0
+        self.generation = 0
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+
+    def _target(self) -> Any:
+        if self.spec.inproc is not None:
+            return self.spec.inproc
+        if self.spec.url:
+            if self.spec.headers:
+                import httpx2
+
+                http = httpx2.AsyncClient(headers=dict(self.spec.headers), timeout=httpx2.Timeout(30, read=300))
+                return streamable_http_client(self.spec.url, http_client=http)
+            return self.spec.url
+        command = self.spec.argv[0]
+        if shutil.which(command) is None and not Path(command).exists():
+            raise ServerError(f"the server command {command!r} was not found on PATH. Check --server.")
+        params = StdioServerParameters(
+            command=command, args=list(self.spec.argv[1:]), env={**scrubbed_environ(), **self.spec.env},
+            cwd=self.spec.cwd,
+        )
+        if self.errlog is None:
+            return params
+        from mcp.client.stdio import stdio_client
+
+        return stdio_client(params, errlog=self.errlog)
+
+    async def start(self) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._run(ready, self._stop))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout)
+        except TimeoutError:
+            await self.stop()
+            raise ServerError(
+                f"the server did not complete the MCP handshake within {self.connect_timeout:g} s"
+            ) from None
+        self.generation += 1
+
+    async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        try:
+            async with Client(self._target(), read_timeout_seconds=None) as client:
+                self.client = client
+                ready.set_result(None)
+                await stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - reported through `ready` or as a dead connection
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else ServerError(repr(exc)))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.client = None
+
+    async def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        if self._task is not None:
+            if self.client is None and not self._task.done():
+                self._task.cancel()  # still connecting: nothing to close gracefully
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._task, 5)
+        self._task = None
+
+
+class ServerPool:
+    """`instances` connections to one server for the length of a run (an async context manager)."""
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        instances: int = 1,
+        log_path: Path | None = None,
+        tool_timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+    ) -> None:
+        self.spec = spec
+        self.instances = max(1, instances)
+        self.log_path = log_path
+        self.tool_timeout = tool_timeout
+        self.connect_timeout = connect_timeout
+        self.restarts = 0
+        self.server_name = spec.fallback_name
+        self._errlog: IO[str] | None = None
+        self._connections: list[_Connection] = []
+        self._restart_lock = asyncio.Lock()
+
+    async def __aenter__(self) -> ServerPool:
+        if self.log_path is not None and self.spec.argv:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._errlog = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in __aexit__
+        try:
+            first = await self._open_connection()
+            others = await asyncio.gather(*(self._open_connection() for _ in range(self.instances - 1)))
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        self._connections = [first, *others]
+        info = first.client.server_info if first.client else None
+        if info is not None and info.name:
+            self.server_name = info.name
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for conn in self._connections:
+            await conn.stop()
+        self._connections = []
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+
+    async def _open_connection(self) -> _Connection:
+        conn = _Connection(self.spec, self._errlog, self.connect_timeout)
+        try:
+            await conn.start()
+        except ServerError as exc:
+            raise ServerError(self._explain(str(exc))) from None
+        except Exception as exc:  # noqa: BLE001 - every start failure becomes one readable paragraph
+            raise ServerError(self._explain(_describe(exc))) from None
+        return conn
+
+    def _explain(self, what: str) -> str:
+        where = self.spec.display
+        kind = "URL" if self.spec.url else "command"
+        text = f"Could not connect to the MCP server at {kind} `{where}`: {what}."
+        if not self.spec.url:
+            text += " Check that it starts on its own and speaks MCP over stdio (JSON-RPC on stdout)."
+        tail = self.stderr_tail()
+        if tail:
+            text += " Last lines of its stderr:\n" + tail
+        return text
+
+    def stderr_tail(self, lines: int = 8) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        if self._errlog is not None:
+            self._errlog.flush()
+        content = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return "\n".join("    " + line for line in content[-lines:])
+
+    async def list_tools(self) -> Catalog:
+        """Every page of the server's tool list, as a Catalog."""
+        client = self._pick().client
+        if client is None:
+            raise ServerError(self._explain("the connection closed before tools were listed"))
+        tools: list[ToolDef] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            try:
+                page = await client.list_tools(cursor=cursor)
+            except MCPError as exc:
+                raise ServerError(self._explain(f"tools/list failed: {exc}")) from None
+            tools.extend(_tool_def(t) for t in page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return Catalog(server_name=self.server_name, tools=tuple(tools))
+
+    def _pick(self) -> _Connection:
+        if not self._connections:
+            raise ServerError("the server pool is not open")
+        return min(self._connections, key=lambda c: c.busy)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
+        """Call a tool by its ORIGINAL name. Raises ServerCrashed when the server died meanwhile."""
+        conn = self._pick()
+        generation = conn.generation
+        conn.busy += 1
+        started = time.perf_counter()
+        try:
+            client = conn.client
+            if client is None:
+                raise ServerCrashed("the server connection is down")
+            result = await client.call_tool(name, arguments, read_timeout_seconds=self.tool_timeout)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                return CallOutcome(
+                    f"The tool {name} did not answer within {self.tool_timeout:g} s and was abandoned.",
+                    True, None, time.perf_counter() - started,
+                )
+            if exc.code != CONNECTION_CLOSED:
+                return CallOutcome(f"Error: {exc}", True, None, time.perf_counter() - started)
+            await self._restart(conn, generation)
+            raise ServerCrashed(f"the server closed the connection during {name}") from None
+        except ServerCrashed:
+            await self._restart(conn, generation)
+            raise
+        except RuntimeError as exc:
+            return CallOutcome(f"Error: the tool's result was invalid: {exc}", True, None,
+                               time.perf_counter() - started)
+        except Exception as exc:  # noqa: BLE001 - transport failure: restart, then an infra fault
+            await self._restart(conn, generation)
+            raise ServerCrashed(f"the connection failed during {name}: {_describe(exc)}") from None
+        finally:
+            conn.busy -= 1
+        return CallOutcome(
+            text=_result_text(result.content, result.structured_content),
+            is_error=bool(result.is_error),
+            structured=result.structured_content,
+            duration_s=time.perf_counter() - started,
+        )
+
+    async def _restart(self, conn: _Connection, generation: int) -> None:
+        async with self._restart_lock:
+            if conn.generation != generation:
+                return  # another caller already restarted this connection
+            self.restarts += 1
+            if self._errlog is not None:
+                self._errlog.write(f"[optimizer] server connection lost; restarting (restart {self.restarts})\n")
+            await conn.stop()
+            try:
+                await conn.start()
+            except Exception as exc:  # noqa: BLE001 - the next call reports the connection as down
+                conn.client = None
+                if self._errlog is not None:
+                    self._errlog.write(f"[optimizer] restart failed: {_describe(exc)}\n")
+
+
+def _tool_def(tool: Any) -> ToolDef:
+    wire = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return ToolDef(
+        name=wire["name"],
+        description=wire.get("description") or "",
+        input_schema=wire.get("inputSchema") or {"type": "object", "properties": {}},
+        output_schema=wire.get("outputSchema"),
+        annotations=wire.get("annotations") or None,
+        title=wire.get("title"),
+    )
+
+
+def _result_text(content: list[Any], structured: Any) -> str:
+    parts: list[str] = []
+    for block in content or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "image":
+            parts.append(f"[image {getattr(block, 'mime_type', '')}]")
+        elif kind == "resource_link":
+            parts.append(f"[resource {getattr(block, 'uri', '')}]")
+        elif kind == "resource":
+            resource = block.resource
+            parts.append(getattr(resource, "text", None) or f"[resource {getattr(resource, 'uri', '')}]")
+        else:
+            parts.append(f"[{kind} content]")
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, sort_keys=True, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+        return "the server closed the connection (it exited, or wrote something that is not MCP to stdout)"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+
+
+def python_command(script: str, *args: str) -> str:
+    """A --server command line that runs a Python script with this interpreter."""
+    return shlex.join([sys.executable, script, *args])

@@ -1,0 +1,63 @@
+"""Small text utilities shared by the offline agents, lint and evidence: tokens, stems, sentences,
+and a local estimate of how many model tokens a text costs."""
+
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset(
+    """a about above after again all also am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers him his how i if in into is it its itself just me more most my myself no nor
+    not now of off on once only or other our ours out over own please same she should so some such than
+    that the their theirs them then there these they this those through to too under until up very was
+    we were what when where which while who whom why will with would you your yours yourself want need
+    know like hi hello thanks thank could can't don't i'm it's""".split()  # noqa: SIM905
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(#])")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words, splitting snake_case, kebab-case and camelCase."""
+    out: list[str] = []
+    for raw in _WORD.findall(text.replace("_", " ").replace("-", " ")):
+        out.extend(part.lower() for part in _CAMEL.sub(" ", raw).split())
+    return out
+
+
+def stem(word: str) -> str:
+    """A light, deterministic suffix stripper (enough to match order/orders, shipped/shipping)."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)] + keep
+            if suffix in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2]:
+                base = base[:-1]
+            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                base = word[:-1]
+            return base
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Content words, stemmed, stopwords removed: what lexical matching compares."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+def first_sentence(text: str) -> str:
+    parts = sentences(text)
+    return parts[0] if parts else ""
+
+
+def estimate_tokens(text: str) -> int:
+    """Local token estimate, no network: about one token per 4 characters of English or JSON,
+    counted as max(words × 1.3, characters ÷ 4) so that dense JSON and prose both land near the
+    counts Claude's tokenizer reports."""
+    if not text:
+        return 0
+    return max(1, round(max(len(words(text)) * 1.3, len(text) / 4)))

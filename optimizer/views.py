@@ -1,0 +1,87 @@
+"""Rich renderings for the terminal: progress on stderr, result tables on stdout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from optimizer.evaluate import Outcome
+
+OFFLINE_LABEL = "OFFLINE — simulated agents (sim:*), stand-ins for real models"
+
+
+class EvalProgress:
+    """Episodes done, accuracy so far and ETA, on stderr; silent when disabled."""
+
+    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.passed = 0
+        self.done = 0
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("accuracy {task.fields[accuracy]}"), TextColumn("cached {task.fields[cached]}"),
+            TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False, disable=not enabled,
+        )
+        self._task: Any = None
+        self.cached = 0
+
+    def __enter__(self) -> EvalProgress:
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.__exit__(None, None, None)
+
+    def start(self, run: Any, total: int) -> None:
+        label = f"eval {run.store.run_id}" + (" [OFFLINE]" if run.offline else "")
+        self._task = self._bar.add_task(label, total=total, accuracy="–", cached=0)
+
+    def advance(self, outcome: Outcome) -> None:
+        self.done += 1
+        self.passed += outcome.passed
+        self.cached += outcome.cached
+        if self._task is not None:
+            self._bar.update(self._task, advance=1, accuracy=f"{self.passed / self.done:.0%}", cached=self.cached)
+
+
+def print_eval(console: Console, report: dict[str, Any]) -> None:
+    if report["offline"]:
+        console.print(f"[bold yellow]{OFFLINE_LABEL}[/]")
+    table = Table(title=f"Accuracy — run {report['run_id']}", show_lines=False)
+    for column in ("model", "split", "passed", "accuracy", "95% CI"):
+        table.add_column(column, justify="right" if column != "model" else "left")
+    for model, splits in report["results"].items():
+        for split, row in splits.items():
+            table.add_row(model, split, f"{row['passed']}/{row['n']}", f"{row['accuracy']:.1%}",
+                          f"{row['ci_low']:.0%}–{row['ci_high']:.0%}")
+    console.print(table)
+    for model, matrix in report["confusion"].items():
+        print_confusion(console, model, matrix)
+    episodes = report["episodes"]
+    console.print(
+        f"episodes: {episodes['run']} run, {episodes['cached']} cached, {episodes['infra_errors']} infrastructure"
+        f" errors (not scored); server restarts: {report['server_restarts']}"
+    )
+    console.print(f"transcripts and results: {report['run_dir']}/ (eval.json, transcripts/*.jsonl, server.log)")
+
+
+def print_confusion(console: Console, model: str, matrix: dict[str, dict[str, int]]) -> None:
+    """Rows: the expected first tool; columns: the first tool called. Off-diagonal cells are wrong picks."""
+    chosen = sorted({c for row in matrix.values() for c in row})
+    if not matrix:
+        return
+    table = Table(title=f"Tool selection — {model} (rows expected, columns chosen first)", title_justify="left")
+    table.add_column("expected \\ chosen")
+    for name in chosen:
+        table.add_column(name, justify="right")
+    for expected in sorted(matrix):
+        cells = []
+        for name in chosen:
+            count = matrix[expected].get(name, 0)
+            style = "green" if name == expected else "red"
+            cells.append(f"[{style}]{count}[/]" if count else "·")
+        table.add_row(expected, *cells)
+    console.print(table)

@@ -1,0 +1,1 @@
+"""Prompt templates shipped with the optimizer (installed as the package `optimizer.prompts`)."""
