@@ -26,7 +26,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.secrets import redact_argv, scrubbed_environ
+from optimizer.secrets import redact_argv, redact_text, scrubbed_environ, secret_values
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
@@ -77,6 +77,13 @@ class ServerSpec:
             netloc = host + (f":{parts.port}" if parts.port else "")
             return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
         return shlex.join(redact_argv(self.argv))
+
+    @property
+    def secrets(self) -> list[str]:
+        """Credential values this spec carries (argv values hidden by redaction, header values)."""
+        hidden = [a for a, r in zip(self.argv, redact_argv(self.argv), strict=True) if a != r]
+        pieces = [v.partition("=")[2] or v for v in hidden]
+        return [*pieces, *self.headers.values(), *secret_values()]
 
     @property
     def fallback_name(self) -> str:
@@ -220,6 +227,16 @@ class ServerPool:
         if self._errlog is not None:
             self._errlog.close()
             self._errlog = None
+            self._scrub_log()
+
+    def _scrub_log(self) -> None:
+        """The server's stderr may echo its own command line or environment: keep credentials out."""
+        if self.log_path is None or not self.log_path.exists():
+            return
+        text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        clean = redact_text(text, self.spec.secrets)
+        if clean != text:
+            self.log_path.write_text(clean, encoding="utf-8")
 
     async def _open_connection(self) -> _Connection:
         conn = _Connection(self.spec, self._errlog, self.connect_timeout)
@@ -248,7 +265,7 @@ class ServerPool:
         if self._errlog is not None:
             self._errlog.flush()
         content = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
-        return "\n".join("    " + line for line in content[-lines:])
+        return redact_text("\n".join("    " + line for line in content[-lines:]), self.spec.secrets)
 
     async def list_tools(self) -> Catalog:
         """Every page of the server's tool list, as a Catalog."""

@@ -23,13 +23,14 @@ from typing import Any
 
 from optimizer.definitions import ToolDef, canonical_json
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
-from optimizer.models.sim_fill import fill_arguments, shapes_in
+from optimizer.models.sim_fill import describe_values, fill_arguments, shapes_in
 from optimizer.text import estimate_tokens, first_sentence, sentences, terms
 
 HABITS = ("lexical", "skim")
 _CLAUSE_BREAK = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+|,?\s+also\s+)\s*",
                            re.IGNORECASE)
 _BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
+_BOUNDARY_WORDS = frozenset(terms("use used using instead rather"))
 _RETRYABLE = re.compile(r"\b(transient|temporar|try again|retry)", re.IGNORECASE)
 _HOPELESS = re.compile(r"\b(business|permission|not allowed|forbidden|cannot be)\b", re.IGNORECASE)
 K1, B = 1.2, 0.75
@@ -87,12 +88,17 @@ class SimAgent:
         description = tool.description or ""
         read = first_sentence(description) if self.habit == "skim" else description
         params = " ".join(f"{n} {p.get('description', '')}" for n, p in tool.properties.items())
+        kept = " ".join(s for s in sentences(read) if not _BOUNDARY.search(s))
+        # An exclusion is what the tool is NOT for: words it also claims in its name or its positive
+        # sentences ("order" in "…for an order. Not for order totals") and the boundary's own
+        # wording ("use … instead") do not tell the two apart.
+        own = set(terms(tool.name)) | set(terms(kept)) | _BOUNDARY_WORDS
         boundaries = []
         for sentence in sentences(read):
             if _BOUNDARY.search(sentence):
                 named = _named_tool(sentence, tool.name, names)
-                boundaries.append((terms(_strip_names(sentence, names)), named))
-        kept = " ".join(s for s in sentences(read) if not _BOUNDARY.search(s))
+                excluded = [t for t in terms(_strip_names(sentence, names)) if t not in own]
+                boundaries.append((excluded, named))
         return Profile(
             name=tool.name,
             fields={"name": terms(tool.name), "description": terms(kept), "params": terms(params)},
@@ -148,10 +154,10 @@ class SimAgent:
         """(clause, tool) steps: one per clause that clearly asks for something, in order."""
         if not profiles:
             return []
-        context = {t: 0.25 for t in terms(prompt)}
+        context = {t: 0.25 for t in terms(describe_values(prompt))}
         candidates: list[tuple[str, str, float]] = []
         for clause in _clauses(prompt):
-            query = context | {t: 1.0 for t in terms(clause)}
+            query = context | {t: 1.0 for t in terms(describe_values(clause))}
             scores = self._scores(query, profiles)
             if self.noise:
                 spread = max(scores.values()) - min(scores.values()) or 1.0
@@ -174,7 +180,7 @@ class SimAgent:
         self, plan: list[tuple[str, str]], prompt: str, tools: Sequence[ToolDef], messages: Sequence[Message]
     ) -> tuple[list[ToolCall], str]:
         history = _history(messages)
-        results = [r for _, _, r, _ in history]
+        results = [r for _, _, r, is_error in history if not is_error]
         by_name = {t.name: t for t in tools}
         done_steps = {step for step, _, _, _ in history}
         last_step = max(done_steps, default=-1)
@@ -182,9 +188,9 @@ class SimAgent:
             step, attempt, text, is_error = history[-1]
             if is_error and attempt == 0 and step < len(plan) and _worth_retrying(text):
                 clause, tool = plan[step]
-                prefer = shapes_in(text)
-                args = fill_arguments(by_name[tool].input_schema, clause, prompt, results, prefer)
-                return [ToolCall(f"call_{step}_1", tool, args)], f"The call failed ({_first_line(text)}); retrying."
+                args = fill_arguments(by_name[tool].input_schema, clause, prompt, results, shapes_in(text))
+                if args != _last_arguments(messages, f"call_{step}_0"):
+                    return [ToolCall(f"call_{step}_1", tool, args)], f"That failed ({_first_line(text)}); retrying."
         calls: list[ToolCall] = []
         for step in range(last_step + 1, len(plan)):
             clause, tool = plan[step]
@@ -214,6 +220,14 @@ def _history(messages: Sequence[Message]) -> list[tuple[int, int, str, bool]]:
             if match:
                 out.append((int(match.group(1)), int(match.group(2)), result.content, result.is_error))
     return out
+
+
+def _last_arguments(messages: Sequence[Message], call_id: str) -> dict[str, Any] | None:
+    for message in messages:
+        for call in message.tool_calls:
+            if call.id == call_id:
+                return call.arguments
+    return None
 
 
 def _needs_results(schema: dict[str, Any] | Any, args: dict[str, Any]) -> bool:

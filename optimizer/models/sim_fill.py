@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.text import STOPWORDS, words
+from optimizer.text import STOPWORDS, terms, words
 
 PATTERNS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
@@ -18,7 +18,12 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "money": re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?"),
     "hash_id": re.compile(r"#\d{3,}\b"),
     "prefixed_id": re.compile(r"\b[A-Za-z]{1,6}-\d{1,8}\b"),
+    "date_text": re.compile(
+        r"\b(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}"
+        r"|\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* \d{4})\b"
+    ),
     "phone": re.compile(r"\+?\d[\d\-\s().]{7,}\d"),
+    "code": re.compile(r"\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{8,}\b"),
     "path": re.compile(r"\b[\w.-]+(?:/[\w.-]+)+\b"),
     "quoted": re.compile(r"\"([^\"]{1,200})\"|'([^']{2,200})'|“([^”]{1,200})”"),
     "number": re.compile(r"(?<![\w#$-])-?\d+(?:\.\d+)?\b(?![-/])"),
@@ -39,6 +44,11 @@ PROSE_WORDS = frozenset({"title", "summary", "body", "description", "subject", "
                          "message", "comment", "content", "details", "name"})
 
 
+ENTITY_KINDS = ("email", "hash_id", "prefixed_id", "code", "phone", "path", "url", "date", "date_text")
+MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
+
+
 @dataclass(frozen=True)
 class Found:
     """A value seen in text, with its kind and where it came from (0 = clause, 1 = prompt, 2 = results)."""
@@ -46,20 +56,43 @@ class Found:
     kind: str
     value: str
     origin: int
+    position: int = 0
+
+
+KIND_AS_WORD = {"email": "email", "url": "link", "date": "date", "date_text": "date", "money": "amount",
+                "hash_id": "number", "prefixed_id": "id", "code": "number", "phone": "phone", "path": "path"}
+
+
+def describe_values(text: str) -> str:
+    """The text with each recognisable value replaced by the word for its kind, as a reader sees it:
+    `jane@x.com` reads as "email", `#10007` as "number"."""
+    pieces, last = [], 0
+    for f in sorted(find_values(text, 0), key=lambda f: f.position):
+        word = KIND_AS_WORD.get(f.kind)
+        if word is None:
+            continue
+        start = text.find(f.value, f.position)
+        if start < last:
+            continue
+        pieces += [text[last:start], f" {word} "]
+        last = start + len(f.value)
+    return "".join(pieces) + text[last:]
 
 
 def find_values(text: str, origin: int) -> list[Found]:
+    """Values in reading order (then by kind precedence where spans would overlap)."""
     found: list[Found] = []
     taken: list[tuple[int, int]] = []
-    for kind in ("email", "url", "date", "money", "hash_id", "prefixed_id", "path", "phone", "quoted", "number"):
+    for kind in ("email", "url", "date", "date_text", "money", "hash_id", "prefixed_id", "path", "code", "phone",
+                 "quoted", "number"):
         for match in PATTERNS[kind].finditer(text):
             span = match.span()
             if any(span[0] < end and start < span[1] for start, end in taken):
                 continue
             value = next((g for g in match.groups() if g), None) if kind == "quoted" else match.group(0)
             taken.append(span)
-            found.append(Found(kind, (value or "").strip(), origin))
-    return found
+            found.append(Found(kind, (value or "").strip(), origin, span[0]))
+    return sorted(found, key=lambda f: f.position)
 
 
 def shapes_in(text: str) -> set[str]:
@@ -99,7 +132,7 @@ def fill_arguments(
 ) -> dict[str, Any]:
     """Arguments for a call: every required parameter, plus optional ones with a confident value."""
     found = find_values(clause, 0) + find_values(prompt, 1)
-    for text in results:
+    for text in results:  # successful results only: an error's example value is not data
         found += find_values(text, 2)
     props: Mapping[str, Any] = schema.get("properties") or {}
     required = set(schema.get("required") or [])
@@ -125,18 +158,28 @@ def _value_for(
         return _enum_value(prop["enum"], clause, required)
     if ptype == "boolean":
         return None
-    if ptype in ("integer", "number") or "money" in kinds:
+    if ptype in ("integer", "number"):
         return _numeric_value(found, ptype, hint, kinds, required)
-    wanted = (shapes | prefer | (kinds - {"money"})) or set()
+    listed = _listed_options(str(prop.get("description") or ""))
+    if listed:
+        return _enum_value(listed, clause, required=False) or (_keywords(clause) if required else None)
+    shaped = shapes | prefer
+    wanted = shaped | (kinds - {"money"})
     pool = [f for f in found if f.value not in used and f.kind not in ("number", "money")]
-    ranked = sorted(pool, key=lambda f: (f.origin, 0))
+    ranked = sorted(pool, key=lambda f: (f.origin, f.position))
     for f in ranked:
-        if f.kind in wanted:
+        if f.kind in shaped:
+            return f.value
+    converted = _convert(found, shaped)
+    if converted is not None:
+        return converted
+    for f in ranked:
+        if f.kind in wanted or (f.kind == "date_text" and "date" in wanted):
             return f.value
     tokens = set(words(name))
     if wanted and not required:
         return None
-    entities = [f for f in ranked if f.kind in ("email", "hash_id", "prefixed_id", "phone", "path", "url", "date")]
+    entities = [f for f in ranked if f.kind in ENTITY_KINDS]
     if tokens & FREE_TEXT_WORDS:
         quoted = [f.value for f in found if f.kind == "quoted" and f.origin == 0]
         local = [f.value for f in entities if f.origin == 0]
@@ -149,10 +192,38 @@ def _value_for(
     return _keywords(clause) if required else None
 
 
+def _convert(found: list[Found], shaped: set[str]) -> str | None:
+    """Reformat a value toward a shape the definition or an error asked for (`#` ids, ISO dates)."""
+    for f in sorted(found, key=lambda f: f.origin):
+        if "hash_id" in shaped and f.kind == "number" and re.fullmatch(r"\d{3,}", f.value):
+            return f"#{f.value}"
+        if "date" in shaped and f.kind == "date_text":
+            return _iso(f.value)
+    return None
+
+
+def _iso(text: str) -> str:
+    parts = re.findall(r"[A-Za-z]+|\d+", text)
+    month = next(MONTHS[p[:3].lower()] for p in parts if p[:3].lower() in MONTHS)
+    numbers = [int(p) for p in parts if p.isdigit()]
+    year = next(n for n in numbers if n > 31)
+    day = next(n for n in numbers if n <= 31)
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _listed_options(description: str) -> list[str]:
+    """Values a description offers as a closed list ("one of: a, b or c")."""
+    match = re.search(r"\b(?:one of|either|must be|can be)[:\s]+([^.;()]+)", description, re.IGNORECASE)
+    if not match:
+        return []
+    options = [o.strip(" '\"`") for o in re.split(r",|\bor\b", match.group(1))]
+    return [o for o in options if o and len(o.split()) <= 3]
+
+
 def _enum_value(options: Sequence[Any], clause: str, required: bool) -> Any:
-    lowered = set(words(clause))
+    lowered = set(terms(clause))
     for option in options:
-        if isinstance(option, str) and set(words(option)) and set(words(option)) <= lowered:
+        if isinstance(option, str) and set(terms(option)) and set(terms(option)) <= lowered:
             return option
     return options[0] if required and options else None
 

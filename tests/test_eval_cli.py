@@ -1,0 +1,152 @@
+"""`optimizer eval` end to end in fresh processes: JSON shape, determinism, resume after a kill,
+bad task files, destructive tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
+SUPPORT_TASKS = ROOT / "examples/support/tasks"
+DANGER = f"{sys.executable} {ROOT / 'tests/fixtures/servers/destructive_server.py'}"
+
+
+def optimizer(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-c", "from optimizer.cli import main; main()", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1"})
+
+
+def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
+    result = optimizer("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
+                       "--run-id", "shape", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert {"run_id", "models", "results", "confusion", "episodes"} <= set(report)
+    assert report["models"] == ["sim:lexical", "sim:skim"]
+    assert report["offline"] is True
+    for model in report["models"]:
+        for split in ("train", "heldout"):
+            row = report["results"][model][split]
+            assert set(row) == {"accuracy", "passed", "n", "ci_low", "ci_high"}
+            assert 0 <= row["ci_low"] <= row["accuracy"] <= row["ci_high"] <= 1
+    assert report["episodes"]["run"] == sum(r["n"] for m in report["results"].values() for r in m.values())
+    run_dir = tmp_path / "shape"
+    assert (run_dir / "run.db").exists() and (run_dir / "eval.json").exists()
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (run_dir / "transcripts").glob("*.jsonl"))
+    assert lines == report["episodes"]["run"]
+
+
+def test_examples_leave_room_to_improve(tmp_path: Path) -> None:
+    for name in ("support", "workspace"):
+        server = f"{sys.executable} {ROOT / 'examples' / name / 'server.py'}"
+        result = optimizer("eval", "--server", server, "--tasks", str(ROOT / "examples" / name / "tasks"),
+                           "--runs-dir", str(tmp_path), "--run-id", name, "--json")
+        assert result.returncode == 0, result.stderr
+        for model, splits in json.loads(result.stdout)["results"].items():
+            passed = sum(s["passed"] for s in splits.values())
+            total = sum(s["n"] for s in splits.values())
+            assert total >= 40
+            assert passed / total <= 0.75, f"{name} baseline too easy for {model}: {passed}/{total}"
+
+
+def test_same_seed_gives_byte_identical_results_in_fresh_processes(tmp_path: Path) -> None:
+    outputs = []
+    for run in ("one", "two"):
+        result = optimizer("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
+                           "--run-id", run, "--seed", "7", "--epochs", "2",
+                           "--models", "sim:lexical?noise=0.3,sim:skim?noise=0.3", "--json")
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        outputs.append(json.dumps({k: report[k] for k in ("results", "confusion", "episodes")}, sort_keys=True))
+    assert outputs[0] == outputs[1]
+
+
+def test_resume_after_a_kill_repeats_no_finished_episode(tmp_path: Path) -> None:
+    args = ["eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
+            "--run-id", "killed", "--models", "sim:lexical?latency_ms=40", "--max-connections", "1"]
+    cmd = [sys.executable, "-c", "from optimizer.cli import main; main()", *args]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    db = tmp_path / "killed" / "run.db"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and _count(db) < 8:
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done_before = _count(db)
+    assert done_before >= 8
+    result = optimizer("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    total = sum(r["n"] for m in report["results"].values() for r in m.values())
+    assert report["episodes"]["cached"] == done_before
+    assert report["episodes"]["run"] == total - done_before
+    assert _count(db) == total
+    again = json.loads(optimizer("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json").stdout)
+    assert again["episodes"] == {"run": 0, "cached": total, "infra_errors": 0}
+
+
+def _count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_bad_task_file_runs_nothing_and_names_file_and_line(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "a.yaml").write_text('- id: one\n  prompt: "Where is order #10001?"\n  expect:\n'
+                                  '    tools: [lookup_order]\n- id: two\n  promt: "typo"\n', encoding="utf-8")
+    result = optimizer("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 2
+    assert "a.yaml:5" in result.stderr or "a.yaml:6" in result.stderr
+    assert not list((tmp_path / "runs").glob("*/transcripts/*.jsonl"))
+
+
+def test_unknown_expected_tool_is_an_error_before_anything_runs(tmp_path: Path) -> None:
+    tasks = tmp_path / "t.yaml"
+    tasks.write_text('- prompt: "Where is order #10001?"\n  expect: {tools: [lookup_orders]}\n', encoding="utf-8")
+    result = optimizer("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 2
+    assert "lookup_orders" in result.stderr and "t.yaml:1" in result.stderr
+
+
+def test_destructive_tools_need_explicit_permission(tmp_path: Path) -> None:
+    tasks = tmp_path / "t.yaml"
+    tasks.write_text('- prompt: "List the files in the folder \\"docs\\""\n  expect: {tools: [list_files]}\n',
+                     encoding="utf-8")
+    refused = optimizer("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path))
+    assert refused.returncode == 2
+    assert "delete_file" in refused.stderr and "--allow-destructive" in refused.stderr
+    allowed = optimizer("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path),
+                        "--allow-destructive", "--json")
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_api_keys_never_reach_the_run_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-ant-test-0123456789abcdefghij"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    result = optimizer("eval", "--server", f"{SUPPORT} --api-key {secret}", "--tasks", str(SUPPORT_TASKS),
+                       "--runs-dir", str(tmp_path), "--run-id", "keys", "--json")
+    assert result.returncode == 2  # the example server rejects the unknown flag and exits at once
+    assert secret not in result.stderr and "***" in result.stderr
+    for path in (tmp_path / "keys").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert secret not in result.stdout
