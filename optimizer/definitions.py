@@ -223,7 +223,7 @@ def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
     for tool in catalog.tools:
         edit = candidate.edits.get(tool.name, ToolEdit())
         schema = _with_parameter_descriptions(tool, edit.parameters)
-        name = namespaced(edit.name or tool.name, candidate.scheme, word)
+        name = namespaced(tool.name if edit.name is None else edit.name, candidate.scheme, word)
         if not MCP_NAME.match(name):
             raise DefinitionError(f"{name!r} (for {tool.name}) is not a valid MCP tool name")
         if name in routing:

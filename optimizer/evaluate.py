@@ -79,13 +79,14 @@ async def evaluate(
     progress: Progress | None = None,
 ) -> EvalResult:
     exposed = apply(catalog, candidate)
+    exposed_digest = exposed.digest
     result = EvalResult(candidate=candidate.key)
     jobs: list[_Job] = []
     for model in models:
         for task in tasks:
             for epoch in range(settings.epochs):
                 key = episode_key(model=model.id, settings=model.settings, system_prompt=settings.episode.system_prompt,
-                                  exposed_digest=exposed.digest, task_digest=task.digest(), epoch=epoch)
+                                  exposed_digest=exposed_digest, task_digest=task.digest(), epoch=epoch)
                 stored = store.get(key)
                 if stored is not None:
                     result.cached += 1

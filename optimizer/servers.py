@@ -163,10 +163,11 @@ class _Connection:
                 ready.set_result(None)
                 await stop.wait()
         except BaseException as exc:  # noqa: BLE001 - reported through `ready` or as a dead connection
+            if isinstance(exc, asyncio.CancelledError):
+                ready.cancel()  # only stop() cancels, after start() gave up waiting: nobody reads `ready`
+                raise
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else ServerError(repr(exc)))
-            if isinstance(exc, asyncio.CancelledError):
-                raise
         finally:
             self.client = None
 
@@ -210,11 +211,14 @@ class ServerPool:
             self._errlog = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed in __aexit__
         try:
             first = await self._open_connection()
-            others = await asyncio.gather(*(self._open_connection() for _ in range(self.instances - 1)))
+            opened = await asyncio.gather(*(self._open_connection() for _ in range(self.instances - 1)),
+                                          return_exceptions=True)
+            failed = [r for r in opened if isinstance(r, BaseException)]
+            if failed:
+                raise failed[0]
         except BaseException:
-            await self.__aexit__(None, None, None)
+            await self.__aexit__(None, None, None)  # stops every connection that did open
             raise
-        self._connections = [first, *others]
         info = first.client.server_info if first.client else None
         if info is not None and info.name:
             self.server_name = info.name
@@ -246,12 +250,13 @@ class ServerPool:
             raise ServerError(self._explain(str(exc))) from None
         except Exception as exc:  # noqa: BLE001 - every start failure becomes one readable paragraph
             raise ServerError(self._explain(_describe(exc))) from None
+        self._connections.append(conn)
         return conn
 
     def _explain(self, what: str) -> str:
         where = self.spec.display
         kind = "URL" if self.spec.url else "command"
-        text = f"Could not connect to the MCP server at {kind} `{where}`: {what}."
+        text = f"Could not connect to the MCP server at {kind} `{where}`: {what.rstrip('.')}."
         if not self.spec.url:
             text += " Check that it starts on its own and speaks MCP over stdio (JSON-RPC on stdout)."
         tail = self.stderr_tail()

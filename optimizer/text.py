@@ -4,6 +4,7 @@ and a local estimate of how many model tokens a text costs."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 STOPWORDS = frozenset(
     """a about above after again all also am an and any are as at be because been before being below
@@ -40,9 +41,10 @@ def stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> list[str]:
+@lru_cache(maxsize=65_536)
+def terms(text: str) -> tuple[str, ...]:
     """Content words, stemmed, stopwords removed: what lexical matching compares."""
-    return [stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1]
+    return tuple(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def sentences(text: str) -> list[str]:
@@ -56,8 +58,8 @@ def first_sentence(text: str) -> str:
 
 def estimate_tokens(text: str) -> int:
     """Local token estimate, no network: about one token per 4 characters of English or JSON,
-    counted as max(words × 1.3, characters ÷ 4) so that dense JSON and prose both land near the
-    counts Claude's tokenizer reports."""
+    counted as max(whitespace-separated words × 1.3, characters ÷ 4) so that dense JSON and prose
+    both land near the counts Claude's tokenizer reports."""
     if not text:
         return 0
-    return max(1, round(max(len(words(text)) * 1.3, len(text) / 4)))
+    return max(1, round(max(len(text.split()) * 1.3, len(text) / 4)))

@@ -23,7 +23,7 @@ from typing import Any
 
 from optimizer.definitions import ToolDef, canonical_json
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
-from optimizer.models.sim_fill import describe_values, fill_arguments, shapes_in
+from optimizer.models.sim_fill import KIND_AS_WORD, describe_values, fill_arguments, property_kinds, shapes_in
 from optimizer.text import estimate_tokens, first_sentence, sentences, terms
 
 HABITS = ("lexical", "skim")
@@ -34,6 +34,7 @@ _BOUNDARY_WORDS = frozenset(terms("use used using instead rather"))
 _RETRYABLE = re.compile(r"\b(transient|temporar|try again|retry)", re.IGNORECASE)
 _HOPELESS = re.compile(r"\b(business|permission|not allowed|forbidden|cannot be)\b", re.IGNORECASE)
 K1, B = 1.2, 0.75
+_VALUE_WORDS = frozenset(terms(" ".join(KIND_AS_WORD.values())))
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,8 @@ class Profile:
     """Scored view of one exposed tool."""
 
     name: str
-    fields: dict[str, list[str]]
-    boundaries: list[tuple[list[str], str | None]]
+    fields: dict[str, tuple[str, ...]]
+    boundaries: list[tuple[tuple[str, ...], str | None]]
 
 
 class SimAgent:
@@ -61,6 +62,7 @@ class SimAgent:
         self.latency_ms = latency_ms
         self.id = f"sim:{habit}"
         self.settings: dict[str, Any] = {"seed": seed, "noise": noise}
+        self._tool_cache: dict[int, tuple[Sequence[ToolDef], list[Profile], int]] = {}
 
     async def turn(
         self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message], *, seed: int = 0
@@ -69,20 +71,30 @@ class SimAgent:
             await asyncio.sleep(self.latency_ms / 1000)
         rng = random.Random(f"{self.seed}:{seed}")
         prompt = messages[0].text if messages else ""
-        names = [t.name for t in tools]
-        profiles = [self._profile(t, names) for t in tools]
+        profiles, tool_tokens = self._read_tools(tools)
         plan = self._plan(prompt, profiles, rng)
         calls, text = self._next_calls(plan, prompt, tools, messages)
-        seen = [system, *(canonical_json(t.canonical()) for t in tools)]
-        seen += [m.text for m in messages] + [r.content for m in messages for r in m.tool_results]
+        seen = [system, *(m.text for m in messages), *(r.content for m in messages for r in m.tool_results)]
         written = [text, *(str(c.arguments) for c in calls)]
         usage = Usage(
-            input_tokens=sum(estimate_tokens(s) for s in seen),
+            input_tokens=tool_tokens + sum(estimate_tokens(s) for s in seen),
             output_tokens=sum(estimate_tokens(s) for s in written) + 10 * len(calls),
         )
         return Turn(text=text, tool_calls=tuple(calls), usage=usage, stop_reason="tool_use" if calls else "end_turn")
 
     # --- reading the tools -------------------------------------------------------------------------
+
+    def _read_tools(self, tools: Sequence[ToolDef]) -> tuple[list[Profile], int]:
+        """Profiles and the token cost of a tool list, computed once per distinct list."""
+        cached = self._tool_cache.get(id(tools))
+        if cached is None or cached[0] is not tools:  # the held reference keeps the id from being reused
+            names = [t.name for t in tools]
+            profiles = [self._profile(t, names) for t in tools]
+            tokens = sum(estimate_tokens(canonical_json(t.canonical())) for t in tools)
+            cached = self._tool_cache[id(tools)] = (tools, profiles, tokens)
+            if len(self._tool_cache) > 64:
+                self._tool_cache.pop(next(iter(self._tool_cache)))
+        return cached[1], cached[2]
 
     def _profile(self, tool: ToolDef, names: list[str]) -> Profile:
         description = tool.description or ""
@@ -154,6 +166,7 @@ class SimAgent:
         """(clause, tool) steps: one per clause that clearly asks for something, in order."""
         if not profiles:
             return []
+        order = {p.name: i for i, p in enumerate(profiles)}
         context = {t: 0.25 for t in terms(describe_values(prompt))}
         candidates: list[tuple[str, str, float]] = []
         for clause in _clauses(prompt):
@@ -163,7 +176,7 @@ class SimAgent:
                 spread = max(scores.values()) - min(scores.values()) or 1.0
                 for name in scores:
                     scores[name] += self.noise * spread * rng.gauss(0, 1)
-            best = max(scores, key=lambda k: (scores[k], k))
+            best = max(scores, key=lambda k: (scores[k], -order[k]))  # ties: the tool listed first
             candidates.append((clause, best, scores[best]))
         top = max(score for _, _, score in candidates)
         steps: list[tuple[str, str]] = []
@@ -189,7 +202,7 @@ class SimAgent:
             if is_error and attempt == 0 and step < len(plan) and _worth_retrying(text):
                 clause, tool = plan[step]
                 args = fill_arguments(by_name[tool].input_schema, clause, prompt, results, shapes_in(text))
-                if args != _last_arguments(messages, f"call_{step}_0"):
+                if args != _last_arguments(messages, f"call_{step}_0") or _RETRYABLE.search(text):
                     return [ToolCall(f"call_{step}_1", tool, args)], f"That failed ({_first_line(text)}); retrying."
         calls: list[ToolCall] = []
         for step in range(last_step + 1, len(plan)):
@@ -205,10 +218,22 @@ class SimAgent:
 
 
 def _clauses(prompt: str) -> list[str]:
+    """Sentences and "then"-joined parts; a fragment with one content word besides its values
+    ("Order #10007.") belongs to the clause before it (or after it, when it comes first)."""
     pieces: list[str] = []
     for sentence in sentences(prompt):
         pieces.extend(p for p in _CLAUSE_BREAK.split(sentence) if p and p.strip())
-    return pieces or [prompt]
+    merged: list[str] = []
+    for piece in pieces:
+        if merged and (_content_words(piece) < 2 or _content_words(merged[-1]) < 2):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(piece)
+    return merged or [prompt]
+
+
+def _content_words(text: str) -> int:
+    return len([t for t in terms(describe_values(text)) if t not in _VALUE_WORDS])
 
 
 def _history(messages: Sequence[Message]) -> list[tuple[int, int, str, bool]]:
@@ -231,7 +256,18 @@ def _last_arguments(messages: Sequence[Message], call_id: str) -> dict[str, Any]
 
 
 def _needs_results(schema: dict[str, Any] | Any, args: dict[str, Any]) -> bool:
-    return any(name not in args for name in schema.get("required") or [])
+    """A required value is missing, or is not of the shape its description shows (an email where
+    "an id like C-1004" is asked for): an earlier call's result should supply it."""
+    props = schema.get("properties") or {}
+    for name in schema.get("required") or []:
+        if name not in args:
+            return True
+        prop = props.get(name)
+        if isinstance(prop, dict) and isinstance(args[name], str):
+            shapes = property_kinds(name, prop)[1]
+            if shapes and not shapes & shapes_in(args[name]):
+                return True
+    return False
 
 
 def _worth_retrying(error_text: str) -> bool:

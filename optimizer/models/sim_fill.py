@@ -185,7 +185,7 @@ def _value_for(
         local = [f.value for f in entities if f.origin == 0]
         return quoted[0] if quoted else local[0] if local else _keywords(clause)
     if tokens & PROSE_WORDS and not wanted:
-        quoted = [f.value for f in found if f.kind == "quoted"]
+        quoted = [f.value for f in found if f.kind == "quoted" and f.value not in used]
         return quoted[0] if quoted else (clause.strip() if required else None)
     if entities and (required or tokens & ID_WORDS):
         return entities[0].value
