@@ -94,11 +94,12 @@ async def evaluate(
                 else:
                     jobs.append(_Job(task, model, epoch, key))
     turn_slot = asyncio.Semaphore(max(1, settings.max_connections))
-    for _attempt in range(settings.infra_retries + 1):
+    for attempt in range(settings.infra_retries + 1):
         if not jobs:
             break
-        failed = await _run_jobs(jobs, pool, store, exposed, candidate, settings, turn_slot, result, progress)
-        jobs = failed
+        # Retries run one at a time, so an episode that crashes the server cannot take others with it.
+        workers = max(1, settings.max_connections) * 2 if attempt == 0 else 1
+        jobs = await _run_jobs(jobs, pool, store, exposed, candidate, settings, turn_slot, result, progress, workers)
     result.infra_errors = len(jobs)
     result.outcomes.sort(key=lambda o: (o.model, o.split, o.task_id, o.epoch))
     return result
@@ -107,6 +108,7 @@ async def evaluate(
 async def _run_jobs(
     jobs: list[_Job], pool: ServerPool, store: RunStore, exposed: Exposed, candidate: Candidate,
     settings: EvalSettings, turn_slot: asyncio.Semaphore, result: EvalResult, progress: Progress | None,
+    workers: int,
 ) -> list[_Job]:
     queue: asyncio.Queue[_Job] = asyncio.Queue()
     for job in jobs:
@@ -127,7 +129,6 @@ async def _run_jobs(
             result.run += 1
             _record(result, _outcome(stored, job.task, cached=False), progress)
 
-    workers = max(1, settings.max_connections) * 2
     await asyncio.gather(*(worker() for _ in range(min(workers, len(jobs)))))
     return failed
 

@@ -225,8 +225,7 @@ class ServerPool:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        for conn in self._connections:
-            await conn.stop()
+        await asyncio.gather(*(conn.stop() for conn in self._connections))
         self._connections = []
         if self._errlog is not None:
             self._errlog.close()
@@ -298,6 +297,9 @@ class ServerPool:
     async def call(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
         """Call a tool by its ORIGINAL name. Raises ServerCrashed when the server died meanwhile."""
         conn = self._pick()
+        if conn.client is None and self._restart_lock.locked():
+            async with self._restart_lock:  # a restart is under way: wait for it rather than fail
+                pass
         generation = conn.generation
         conn.busy += 1
         started = time.perf_counter()
