@@ -40,9 +40,12 @@ def measure(connections: int, episodes: int, latency_ms: float, runs_dir: Path) 
     def started(_run: object, _total: int) -> None:
         marks["cpu"], marks["wall"] = time.process_time(), time.perf_counter()
 
+    def finished(_outcome: object) -> None:
+        marks["end_cpu"], marks["end"] = time.process_time(), time.perf_counter()
+
     begin = time.perf_counter()
-    asyncio.run(run_eval(config, runs_dir=runs_dir, run_id=run_id, on_start=started))
-    wall, cpu = time.perf_counter() - marks["wall"], time.process_time() - marks["cpu"]
+    asyncio.run(run_eval(config, runs_dir=runs_dir, run_id=run_id, on_start=started, progress=finished))
+    wall, cpu = marks["end"] - marks["wall"], marks["end_cpu"] - marks["cpu"]
     store = RunStore.open_existing(runs_dir, run_id)
     eps = list(store.episodes())
     store.close()
@@ -66,7 +69,7 @@ def main() -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"offline agent sim:lexical (simulated; {args.latency_ms:g} ms per turn), support example over stdio")
-    print("wall time runs from the first episode to the last (server start-up shown apart)")
+    print("wall time runs from the first episode's start to the last one's end (server start-up apart)")
     print(f"{'connections':>11} {'episodes':>8} {'turns':>6} {'start s':>7} {'wall s':>8} {'ideal s':>8} "
           f"{'of ideal':>8} {'call p50 ms':>11} {'cpu ms/ep':>9}")
     for c, r in rows.items():

@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from optimizer.definitions import Candidate, Catalog, Exposed, apply
 from optimizer.episode import Episode, EpisodeConfig, run_episode
-from optimizer.models.base import AgentModel
+from optimizer.models.base import AgentModel, Message
 from optimizer.scoring import Verdict, score
 from optimizer.servers import ServerPool
 from optimizer.store import RunStore, StoredEpisode, episode_key
@@ -82,11 +82,12 @@ async def evaluate(
     exposed_digest = exposed.digest
     result = EvalResult(candidate=candidate.key)
     jobs: list[_Job] = []
+    task_digests = {task.id: task.digest() for task in tasks}
     for model in models:
         for task in tasks:
             for epoch in range(settings.epochs):
                 key = episode_key(model=model.id, settings=model.settings, system_prompt=settings.episode.system_prompt,
-                                  exposed_digest=exposed_digest, task_digest=task.digest(), epoch=epoch)
+                                  exposed_digest=exposed_digest, task_digest=task_digests[task.id], epoch=epoch)
                 stored = store.get(key)
                 if stored is not None:
                     result.cached += 1
@@ -148,7 +149,7 @@ def _to_stored(job: _Job, episode: Episode, candidate: Candidate) -> StoredEpiso
         "verdict": {"passed": passed, "checks": verdict.checks, "reason": verdict.reason
                     if episode.status == "completed" else f"ran out of turns; {verdict.reason}"},
         "expected_tools": list(job.task.expect.tools),
-        "calls": [asdict(c) for c in episode.calls],
+        "calls": [vars(c).copy() for c in episode.calls],
         "messages": [_message_json(m) for m in episode.messages],
         "usage": episode.usage.to_json(),
         "turns": episode.turns,
@@ -159,9 +160,16 @@ def _to_stored(job: _Job, episode: Episode, candidate: Candidate) -> StoredEpiso
                          episode.status, passed, data)
 
 
-def _message_json(message: object) -> dict[str, object]:
-    raw = asdict(message)  # type: ignore[call-overload]
-    return {k: v for k, v in raw.items() if v not in ("", (), [])}
+def _message_json(message: Message) -> dict[str, object]:
+    out: dict[str, object] = {"role": message.role}
+    if message.text:
+        out["text"] = message.text
+    if message.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+    if message.tool_results:
+        out["tool_results"] = [{"call_id": r.call_id, "content": r.content, "is_error": r.is_error}
+                               for r in message.tool_results]
+    return out
 
 
 def _outcome(stored: StoredEpisode, task: Task, *, cached: bool) -> Outcome:

@@ -16,8 +16,9 @@ import asyncio
 import math
 import random
 import re
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,17 +63,17 @@ class SimAgent:
         self.latency_ms = latency_ms
         self.id = f"sim:{habit}"
         self.settings: dict[str, Any] = {"seed": seed, "noise": noise}
-        self._tool_cache: dict[int, tuple[Sequence[ToolDef], list[Profile], int]] = {}
+        self._tool_cache: dict[int, tuple[Sequence[ToolDef], list[Profile], int, _Index]] = {}
+        self._plans: dict[tuple[int, str, int], tuple[Sequence[ToolDef], list[tuple[str, str]]]] = {}
 
     async def turn(
         self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message], *, seed: int = 0
     ) -> Turn:
-        if self.latency_ms:
-            await asyncio.sleep(self.latency_ms / 1000)
+        started = time.perf_counter()
         rng = random.Random(f"{self.seed}:{seed}")
         prompt = messages[0].text if messages else ""
-        profiles, tool_tokens = self._read_tools(tools)
-        plan = self._plan(prompt, profiles, rng)
+        profiles, tool_tokens, index = self._read_tools(tools)
+        plan = self._cached_plan(tools, prompt, seed, lambda: self._plan(prompt, profiles, index, rng))
         calls, text = self._next_calls(plan, prompt, tools, messages)
         seen = [system, *(m.text for m in messages), *(r.content for m in messages for r in m.tool_results)]
         written = [text, *(str(c.arguments) for c in calls)]
@@ -80,21 +81,35 @@ class SimAgent:
             input_tokens=tool_tokens + sum(estimate_tokens(s) for s in seen),
             output_tokens=sum(estimate_tokens(s) for s in written) + 10 * len(calls),
         )
+        if self.latency_ms:  # a request takes latency_ms in all, the agent's own reading included
+            await asyncio.sleep(max(0.0, self.latency_ms / 1000 - (time.perf_counter() - started)))
         return Turn(text=text, tool_calls=tuple(calls), usage=usage, stop_reason="tool_use" if calls else "end_turn")
 
     # --- reading the tools -------------------------------------------------------------------------
 
-    def _read_tools(self, tools: Sequence[ToolDef]) -> tuple[list[Profile], int]:
-        """Profiles and the token cost of a tool list, computed once per distinct list."""
+    def _read_tools(self, tools: Sequence[ToolDef]) -> tuple[list[Profile], int, _Index]:
+        """Profiles, token cost and BM25 statistics of a tool list, computed once per distinct list."""
         cached = self._tool_cache.get(id(tools))
         if cached is None or cached[0] is not tools:  # the held reference keeps the id from being reused
             names = [t.name for t in tools]
             profiles = [self._profile(t, names) for t in tools]
             tokens = sum(estimate_tokens(canonical_json(t.canonical())) for t in tools)
-            cached = self._tool_cache[id(tools)] = (tools, profiles, tokens)
+            cached = self._tool_cache[id(tools)] = (tools, profiles, tokens, _index(profiles))
             if len(self._tool_cache) > 64:
                 self._tool_cache.pop(next(iter(self._tool_cache)))
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
+
+    def _cached_plan(
+        self, tools: Sequence[ToolDef], prompt: str, seed: int, make: Callable[[], list[tuple[str, str]]]
+    ) -> list[tuple[str, str]]:
+        """The plan depends only on the tools, the task and the episode seed: make it once per episode."""
+        key = (id(tools), prompt, seed)
+        cached = self._plans.get(key)
+        if cached is None or cached[0] is not tools:
+            cached = self._plans[key] = (tools, make())
+            if len(self._plans) > 4096:
+                self._plans.pop(next(iter(self._plans)))
+        return cached[1]
 
     def _profile(self, tool: ToolDef, names: list[str]) -> Profile:
         description = tool.description or ""
@@ -117,7 +132,7 @@ class SimAgent:
             boundaries=boundaries,
         )
 
-    def _scores(self, query: dict[str, float], profiles: list[Profile]) -> dict[str, float]:
+    def _scores(self, query: dict[str, float], profiles: list[Profile], index: _Index) -> dict[str, float]:
         """BM25 of each tool against weighted query terms, then the boundary sentences."""
         weights = {"name": 2.0, "description": 1.0, "params": 0.4}
         if self.habit == "skim":
@@ -127,11 +142,8 @@ class SimAgent:
         for field, weight in weights.items():
             if not weight:
                 continue
-            docs = [p.fields[field] for p in profiles]
-            avg = sum(len(d) for d in docs) / max(1, n) or 1.0
-            df = Counter(t for d in docs for t in set(d))
-            for profile, doc in zip(profiles, docs, strict=True):
-                counts = Counter(doc)
+            avg, df, per_tool = index[field]
+            for profile, (doc, counts) in zip(profiles, per_tool, strict=True):
                 for term, qweight in query.items():
                     tf = counts.get(term, 0)
                     if not tf:
@@ -162,7 +174,9 @@ class SimAgent:
 
     # --- planning ----------------------------------------------------------------------------------
 
-    def _plan(self, prompt: str, profiles: list[Profile], rng: random.Random) -> list[tuple[str, str]]:
+    def _plan(
+        self, prompt: str, profiles: list[Profile], index: _Index, rng: random.Random
+    ) -> list[tuple[str, str]]:
         """(clause, tool) steps: one per clause that clearly asks for something, in order."""
         if not profiles:
             return []
@@ -171,7 +185,7 @@ class SimAgent:
         candidates: list[tuple[str, str, float]] = []
         for clause in _clauses(prompt):
             query = context | {t: 1.0 for t in terms(describe_values(clause))}
-            scores = self._scores(query, profiles)
+            scores = self._scores(query, profiles, index)
             if self.noise:
                 spread = max(scores.values()) - min(scores.values()) or 1.0
                 for name in scores:
@@ -230,6 +244,19 @@ def _clauses(prompt: str) -> list[str]:
         else:
             merged.append(piece)
     return merged or [prompt]
+
+
+_Index = dict[str, tuple[float, Counter[str], list[tuple[tuple[str, ...], Counter[str]]]]]
+
+
+def _index(profiles: list[Profile]) -> _Index:
+    """Per field: average length, document frequencies, and each tool's terms with their counts."""
+    out: _Index = {}
+    for field in ("name", "description", "params"):
+        docs = [p.fields[field] for p in profiles]
+        avg = sum(len(d) for d in docs) / max(1, len(docs)) or 1.0
+        out[field] = (avg, Counter(t for d in docs for t in set(d)), [(d, Counter(d)) for d in docs])
+    return out
 
 
 def _content_words(text: str) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from optimizer.text import STOPWORDS, terms, words
@@ -81,6 +82,11 @@ def describe_values(text: str) -> str:
 
 def find_values(text: str, origin: int) -> list[Found]:
     """Values in reading order (then by kind precedence where spans would overlap)."""
+    return list(_find_values(text, origin))
+
+
+@lru_cache(maxsize=16_384)
+def _find_values(text: str, origin: int) -> tuple[Found, ...]:
     found: list[Found] = []
     taken: list[tuple[int, int]] = []
     for kind in ("email", "url", "date", "date_text", "money", "hash_id", "prefixed_id", "path", "code", "phone",
@@ -92,7 +98,7 @@ def find_values(text: str, origin: int) -> list[Found]:
             value = next((g for g in match.groups() if g), None) if kind == "quoted" else match.group(0)
             taken.append(span)
             found.append(Found(kind, (value or "").strip(), origin, span[0]))
-    return sorted(found, key=lambda f: f.position)
+    return tuple(sorted(found, key=lambda f: f.position))
 
 
 def shapes_in(text: str) -> set[str]:
