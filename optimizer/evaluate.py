@@ -45,6 +45,9 @@ class Outcome:
 class EvalResult:
     candidate: str
     outcomes: list[Outcome] = field(default_factory=list)
+    episodes: list[StoredEpisode] = field(default_factory=list)
+    """Every scored episode of this evaluation, fresh or cached (cached ones may be stored under the
+    key of another candidate with the same exposed definitions)."""
     run: int = 0
     cached: int = 0
     infra_errors: int = 0
@@ -91,6 +94,7 @@ async def evaluate(
                 stored = store.get(key)
                 if stored is not None:
                     result.cached += 1
+                    result.episodes.append(stored)
                     _record(result, _outcome(stored, task, cached=True), progress)
                 else:
                     jobs.append(_Job(task, model, epoch, key))
@@ -128,6 +132,7 @@ async def _run_jobs(
             stored = _to_stored(job, episode, candidate)
             store.put(stored)
             result.run += 1
+            result.episodes.append(stored)
             _record(result, _outcome(stored, job.task, cached=False), progress)
 
     await asyncio.gather(*(worker() for _ in range(min(workers, len(jobs)))))

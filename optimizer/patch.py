@@ -7,6 +7,7 @@ sorted keys, 2-space indent, trailing newline — the exact text later patches a
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -124,3 +125,24 @@ def load_definitions(directory: Path) -> list[ToolDef]:
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise DefinitionError(f"{path}: not a canonical tool definition ({exc})") from None
     return tools
+
+
+def definitions_diff(catalog: Catalog, candidate: Candidate) -> str:
+    """A unified diff, one file per changed tool, from `optimizer dump`'s files to the candidate's.
+
+    Renamed tools carry git-style `rename from/to` headers, which `patch -p1` and `git apply` both
+    follow; the `a/` side is exactly what `optimizer dump` writes for the original definitions."""
+    exposed = apply(catalog, candidate)
+    chunks: list[str] = []
+    for before, after in zip(catalog.tools, exposed.tools, strict=True):
+        old_name, new_name = f"{before.name}.json", f"{after.name}.json"
+        old_text, new_text = canonical_json(before.canonical()), canonical_json(after.canonical())
+        if old_text == new_text:
+            continue
+        header = [f"diff --git a/{old_name} b/{new_name}\n"]
+        if old_name != new_name:
+            header += [f"rename from {old_name}\n", f"rename to {new_name}\n"]
+        body = difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                                    fromfile=f"a/{old_name}", tofile=f"b/{new_name}", n=3)
+        chunks.append("".join(header) + "".join(body))
+    return "".join(chunks)

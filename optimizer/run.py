@@ -71,14 +71,16 @@ class OpenRun:
         return all(is_offline(m) for m in self.models)
 
 
-def resolve_config(config: EvalConfig | None, store: RunStore) -> EvalConfig:
+def resolve_config(
+    config: EvalConfig | None, store: RunStore, config_type: type[EvalConfig] = EvalConfig
+) -> EvalConfig:
     """On resume, the stored settings win; settings given again must agree with them."""
     stored = store.get_meta("config")
     if stored is None:
         if config is None:
             raise RunError(f"run {store.run_id} has no stored settings; start it again without --resume")
         return config
-    saved = EvalConfig.model_validate(stored)
+    saved = config_type.model_validate(stored)
     if config is not None:
         theirs = config.model_dump(exclude={"headers"})
         clash = sorted(k for k, v in saved.model_dump().items() if theirs.get(k) not in (None, v) and k != "tasks")
@@ -90,7 +92,8 @@ def resolve_config(config: EvalConfig | None, store: RunStore) -> EvalConfig:
 
 @contextlib.asynccontextmanager
 async def open_run(
-    config: EvalConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None
+    config: EvalConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
+    config_type: type[EvalConfig] = EvalConfig,
 ) -> AsyncIterator[OpenRun]:
     """Check everything, open the store and the server pool; close both on exit."""
     try:
@@ -98,7 +101,7 @@ async def open_run(
     except StoreError as exc:
         raise RunError(str(exc)) from None
     try:
-        config = resolve_config(config, store)
+        config = resolve_config(config, store, config_type)
         taskset = _load_tasks(config)
         models = _load_models(config)
         store.set_meta("config", config.model_dump())

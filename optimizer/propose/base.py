@@ -1,0 +1,78 @@
+"""The proposer contract: evidence from TRAIN episodes in, candidate definitions out.
+
+Invariants:
+- Evidence is built from train-split episodes only; held-out tasks never reach a proposer.
+- Every text that came from a tool, a task or a model is untrusted: `Evidence.text` fences it (see
+  `fence`), so it cannot pose as the prompt's own instructions or delimiters.
+- `Proposer.propose` returns up to `k` DISTINCT candidates, each a full proposal for the catalog
+  (edits keyed by original tool name); it never returns the candidate it was given unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from optimizer.definitions import Candidate, Catalog
+
+FENCE = "~~~~"
+
+
+def fence(label: str, text: str) -> str:
+    """Wrap untrusted text so it cannot close the fence or fake the prompt's own markers."""
+    clean = re.sub(r"~{3,}", "~~", text).replace("<untrusted", "<_untrusted").replace("</untrusted", "</_untrusted")
+    return f'<untrusted source="{label}">\n{FENCE}\n{clean}\n{FENCE}\n</untrusted>'
+
+
+@dataclass(frozen=True)
+class CallSeen:
+    """One tool call an agent made in a train episode (original tool name)."""
+
+    tool: str | None
+    exposed_name: str
+    arguments: dict[str, Any]
+    is_error: bool
+    result: str
+
+
+@dataclass(frozen=True)
+class EpisodeSeen:
+    """A train episode as the proposer may see it."""
+
+    task_id: str
+    model: str
+    prompt: str
+    passed: bool
+    expected_tools: tuple[str, ...]
+    forbidden_tools: tuple[str, ...]
+    chosen_tools: tuple[str, ...]
+    calls: tuple[CallSeen, ...]
+    answer: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a proposer may use. `text` is the concatenated, fenced evidence within the token budget."""
+
+    text: str
+    failures: tuple[EpisodeSeen, ...]
+    successes: tuple[EpisodeSeen, ...]
+    confusions: dict[str, dict[str, int]]
+    """expected first tool -> chosen first tool -> count, over failed train episodes"""
+    lint: tuple[dict[str, Any], ...] = ()
+    """lint findings as dicts: rule, severity, tool, field, message"""
+    prompts_by_tool: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """original tool name -> train prompts that expect it (all of them, passed or not)"""
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    name: str
+    offline: bool
+
+    async def propose(
+        self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
+    ) -> Sequence[Candidate]: ...
