@@ -1,0 +1,422 @@
+"""The optuna study over one round's candidate pool. The only module that imports optuna.
+
+Contracts:
+- One study per round, named `f"{config.study_name}-r{config.round}"`, in `config.storage`; a second `search` call
+  with the same storage and name continues the study (resume) until it holds `config.trials` finished trials.
+- Parameters are named per round with fixed choices: `r{round}/{tool}` is an index into `pool.edits[tool]` (only for
+  tools with more than one edit; index 0, the current edit, is used otherwise) and `r{round}/scheme` the namespace
+  scheme (only when the pool has more than one). A study refuses a different pool under the same name.
+- Whole proposals are evaluated first, in order (enqueued trials); then the sampler mixes per-tool edits and schemes.
+- The objective is awaited at most once per (candidate key, chunk) within a search; a repeated candidate reuses the
+  earlier scores (0 episodes) and is still told to the study.
+- Every trial carries user attributes `candidate` (the overlay JSON, read back with `trial_candidate`), `key` and
+  `score` ({accuracy, tokens, chunks_run, by_chunk: [[chunk, accuracy, fraction], ...]}), so results survive a
+  restart and reports need nothing but the storage.
+- Same seed, same pool and same objective values give the same sequence of candidates in a fresh study.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import optuna
+from optuna.storages import BaseStorage, InMemoryStorage, RDBStorage
+from optuna.study import Study
+from optuna.trial import FrozenTrial, Trial, TrialState
+
+from optimizer.definitions import SCHEMES, Candidate, Scheme, ToolEdit, digest
+from optimizer.patch import overlay_from_json
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)  # the core does not print; callers report progress
+
+MEMORY_STORAGE = "sqlite:///:memory:"
+"""The default storage URL; it means a fresh in-process study (optuna's InMemoryStorage, same semantics, faster)."""
+TOKEN_TIE_BREAK = 1e-9
+"""Per definition token, subtracted from accuracy in the single-objective value so the sampler prefers shorter
+definitions among equally accurate ones. `SearchResult.best` compares (accuracy, tokens) exactly instead."""
+_EPS = 1e-9
+_FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
+
+
+class SearchError(ValueError):
+    """A study that cannot be used as asked (a different pool under the same name, no such study, …)."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One round's choices: per original tool the distinct edits seen (index 0 = the current edit, kept when
+    nothing is chosen), and the namespace schemes to try. `word` is the namespace word of every candidate."""
+
+    edits: dict[str, tuple[ToolEdit, ...]]
+    schemes: tuple[Scheme, ...] = SCHEMES
+    word: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """Content hash of the choices; a stored study must have been made for the same pool."""
+        edits = {tool: [edit.to_json() for edit in options] for tool, options in self.edits.items()}
+        return digest({"edits": edits, "schemes": list(self.schemes), "word": self.word})[:16]
+
+
+def pool_from(current: Candidate, proposals: Sequence[Candidate]) -> Pool:
+    """Every distinct edit per tool (tools sorted by name; current's edit first, the empty edit when current has
+    none), all three schemes; the word is current's, else the first proposal's that has one. A proposal that does
+    not mention a tool proposes that tool's original definition (the empty edit)."""
+    everyone = [current, *proposals]
+    tools = sorted({tool for cand in everyone for tool in cand.edits})
+    edits: dict[str, tuple[ToolEdit, ...]] = {}
+    for tool in tools:
+        seen: dict[str, ToolEdit] = {}
+        for cand in everyone:
+            edit = cand.edits.get(tool, ToolEdit())
+            seen.setdefault(digest(edit.to_json()), edit)
+        edits[tool] = tuple(seen.values())
+    word = current.word or next((p.word for p in proposals if p.word), None)
+    return Pool(edits=edits, schemes=SCHEMES, word=word)
+
+
+def candidate_from(pool: Pool, choice: Mapping[str, int], scheme: Scheme) -> Candidate:
+    """The candidate for per-tool edit indices (missing tools: index 0) and a scheme. Raises ValueError for an
+    unknown tool, an index out of range or a scheme the pool does not try."""
+    unknown = sorted(set(choice) - set(pool.edits))
+    if unknown:
+        raise ValueError(f"the pool has no edits for {', '.join(unknown)}")
+    if scheme not in pool.schemes:
+        raise ValueError(f"scheme {scheme!r} is not one of the pool's {', '.join(pool.schemes)}")
+    edits: dict[str, ToolEdit] = {}
+    for tool, options in pool.edits.items():
+        index = choice.get(tool, 0)
+        if not 0 <= index < len(options):
+            raise ValueError(f"{tool}: edit index {index} is outside 0..{len(options) - 1}")
+        if not options[index].empty:
+            edits[tool] = options[index]
+    return Candidate(edits=edits, scheme=scheme, word=pool.word)
+
+
+def choice_of(pool: Pool, candidate: Candidate) -> tuple[dict[str, int], Scheme]:
+    """The inverse of `candidate_from`: edit indices for every tool of the pool, and the scheme (the namespace
+    word is always the pool's). Raises ValueError when the candidate holds an edit or scheme the pool lacks."""
+    unknown = sorted(set(candidate.edits) - set(pool.edits))
+    if unknown or candidate.scheme not in pool.schemes:
+        raise ValueError(f"the candidate is outside the pool (tools {unknown}, scheme {candidate.scheme!r})")
+    choice: dict[str, int] = {}
+    for tool, options in pool.edits.items():
+        wanted = candidate.edits.get(tool, ToolEdit()).to_json()
+        indices = [i for i, edit in enumerate(options) if edit.to_json() == wanted]
+        if not indices:
+            raise ValueError(f"{tool}: the candidate's edit is not in the pool")
+        choice[tool] = indices[0]
+    return choice, candidate.scheme
+
+
+def combinations(pool: Pool) -> int:
+    """The size of the full space: every edit of every tool times every scheme."""
+    return math.prod(len(options) for options in pool.edits.values()) * len(pool.schemes)
+
+
+def tool_param(round_: int, tool: str) -> str:
+    """The study parameter of a tool's edit index (`r2/get_customer`; a tool named `scheme` gets `r2/tool:scheme`
+    so it cannot collide with the scheme parameter)."""
+    return f"r{round_}/{tool}" if tool != "scheme" else f"r{round_}/tool:scheme"
+
+
+def scheme_param(round_: int) -> str:
+    return f"r{round_}/scheme"
+
+
+@dataclass(frozen=True)
+class ChunkScore:
+    """A candidate's score on train chunks 0..i (cumulative), already aggregated over models."""
+
+    accuracy: float
+    tokens: int
+    """definition tokens of the candidate"""
+    episodes: int
+    """episodes this call actually ran (0 when cached)"""
+    fraction: float | None = None
+    """share of all train results (tasks x models x epochs) this score covers; None means (i + 1) / chunks"""
+
+
+Objective = Callable[[Candidate, int], Awaitable[ChunkScore]]
+"""(candidate, chunk index) -> score on chunks 0..chunk; the last index covers every train task."""
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    trials: int = 12
+    """finished (complete or pruned) trials the study should hold, proposals included"""
+    chunks: int = 3
+    """evaluate on growing chunks of the train tasks; prune trials that can no longer win"""
+    seed: int = 0
+    pareto: bool = False
+    """accuracy (max) vs definition tokens (min) as two objectives, no pruning; report the front"""
+    storage: str = MEMORY_STORAGE
+    """the loop passes sqlite:///runs/<id>/run.db; any SQLAlchemy URL works for many workers"""
+    study_name: str = "optimize"
+    round: int = 1
+
+    @property
+    def round_study_name(self) -> str:
+        """The study this round uses (what `load_trials` wants)."""
+        return f"{self.study_name}-r{self.round}"
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    number: int
+    candidate: Candidate
+    accuracy: float
+    """cumulative accuracy over the chunks run (all train tasks when complete)"""
+    tokens: int
+    complete: bool
+    """False for a pruned trial"""
+    chunks_run: int
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    trials: tuple[TrialResult, ...]
+    """every finished trial of the study, by number (earlier calls and other workers included)"""
+    best: TrialResult
+    """highest accuracy among complete trials; ties: fewer tokens, then the earlier trial"""
+    front: tuple[TrialResult, ...]
+    """complete trials no other complete trial beats on both accuracy and tokens, one per candidate, best first"""
+    episodes: int
+    """episodes run by this call (sum of ChunkScore.episodes)"""
+
+
+class BoundPruner(optuna.pruners.BasePruner):
+    """Prune a trial only when it cannot beat the best complete trial even if it passes every remaining task.
+
+    After chunk i the candidate's best possible final accuracy is `acc_i * f + (1 - f)`, f the share of results
+    covered so far. Pruning when that bound is below the best complete accuracy (or equal, without fewer tokens)
+    never discards a candidate that could have won, so pruning changes the cost of a search, not its winner; a
+    median rule would, with ~30 tasks per chunk, drop slow starters on noise. Reads scores from the study, so it
+    works across workers sharing a storage.
+    """
+
+    def prune(self, study: Study, trial: FrozenTrial) -> bool:
+        score = trial.user_attrs.get("score")
+        best = _best_score(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+        if not score or best is None:
+            return False
+        _, accuracy, fraction = score["by_chunk"][-1]
+        bound = accuracy * fraction + (1.0 - fraction)
+        best_accuracy, best_tokens = best
+        if bound < best_accuracy - _EPS:
+            return True
+        return abs(bound - best_accuracy) <= _EPS and score["tokens"] >= best_tokens
+
+
+def _best_score(trials: Sequence[FrozenTrial]) -> tuple[float, int] | None:
+    scores = [(t.user_attrs["score"]["accuracy"], t.user_attrs["score"]["tokens"]) for t in trials
+              if t.user_attrs.get("score")]
+    return max(scores, key=lambda s: (s[0], -s[1]), default=None)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence optuna's experimental/future warnings around synchronous optuna calls (never across an await)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
+
+
+def _storage(url: str) -> BaseStorage:
+    if url == MEMORY_STORAGE:
+        return InMemoryStorage()
+    kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
+    with _quiet():
+        return RDBStorage(url, engine_kwargs=kwargs)
+
+
+def _close(storage: BaseStorage) -> None:
+    if isinstance(storage, RDBStorage):
+        storage.remove_session()
+        storage.engine.dispose()
+
+
+def _open_study(pool: Pool, config: SearchConfig, storage: BaseStorage) -> Study:
+    if config.pareto:
+        sampler: optuna.samplers.BaseSampler = optuna.samplers.NSGAIISampler(
+            seed=config.seed, population_size=max(4, config.trials // 3))
+        directions = ["maximize", "minimize"]
+    else:
+        # Startup trials are random; a third of the budget (proposals count) leaves most trials to the model.
+        sampler = optuna.samplers.TPESampler(seed=config.seed, n_startup_trials=max(2, min(10, config.trials // 3)))
+        directions = ["maximize"]
+    with _quiet():
+        study = optuna.create_study(storage=storage, study_name=config.round_study_name, load_if_exists=True,
+                                    directions=directions, sampler=sampler, pruner=BoundPruner())
+        fingerprint = f"{pool.fingerprint}/{'pareto' if config.pareto else 'single'}/{config.chunks}"
+        stored = study.user_attrs.get("pool")
+        if stored is None:
+            study.set_user_attr("pool", fingerprint)
+        elif stored != fingerprint:
+            raise SearchError(f"study {config.round_study_name!r} in {config.storage} was made for a different pool, "
+                              "objective or number of chunks; use another round or study name")
+    return study
+
+
+class _Run:
+    """One `search` call: memo of (candidate key, chunk) -> score, episode count, the trial driver."""
+
+    def __init__(self, pool: Pool, objective: Objective, config: SearchConfig, study: Study) -> None:
+        self.pool, self.objective, self.config, self.study = pool, objective, config, study
+        self.episodes = 0
+        self.memo: dict[tuple[str, int], ChunkScore] = {}
+        for trial in study.get_trials(deepcopy=False, states=_FINISHED):
+            score = trial.user_attrs.get("score")
+            for chunk, accuracy, fraction in (score or {}).get("by_chunk", []):
+                self.memo[(trial.user_attrs["key"], chunk)] = ChunkScore(accuracy, score["tokens"], 0, fraction)
+
+    def finished(self) -> int:
+        return len(self.study.get_trials(deepcopy=False, states=_FINISHED))
+
+    def enqueue(self, proposals: Sequence[Candidate]) -> None:
+        """Enqueue proposals not yet evaluated or waiting, first come first, within the remaining budget."""
+        done = {key for key, _ in self.memo}
+        waiting = [t.system_attrs.get("fixed_params", t.params)
+                   for t in self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))]
+        budget = self.config.trials - self.finished() - len(waiting)
+        for index, proposal in enumerate(proposals):
+            params = self._params(proposal)
+            if budget <= 0 or proposal.key in done or params in waiting:
+                continue
+            with _quiet():
+                self.study.enqueue_trial(params, user_attrs={"proposal": index})
+            waiting.append(params)
+            budget -= 1
+
+    def _params(self, candidate: Candidate) -> dict[str, Any]:
+        choice, scheme = choice_of(self.pool, candidate)
+        params: dict[str, Any] = {tool_param(self.config.round, tool): choice[tool]
+                                  for tool, options in self.pool.edits.items() if len(options) > 1}
+        if len(self.pool.schemes) > 1:
+            params[scheme_param(self.config.round)] = scheme
+        return params
+
+    def _suggest(self, trial: Trial) -> Candidate:
+        choice = {tool: trial.suggest_categorical(tool_param(self.config.round, tool), list(range(len(options))))
+                  for tool, options in self.pool.edits.items() if len(options) > 1}
+        scheme = self.pool.schemes[0]
+        if len(self.pool.schemes) > 1:
+            scheme = trial.suggest_categorical(scheme_param(self.config.round), list(self.pool.schemes))
+        return candidate_from(self.pool, choice, scheme)
+
+    async def _score(self, candidate: Candidate, chunk: int) -> ChunkScore:
+        cached = self.memo.get((candidate.key, chunk))
+        if cached is not None:
+            return replace(cached, episodes=0)
+        score = await self.objective(candidate, chunk)
+        if score.fraction is None:
+            score = replace(score, fraction=(chunk + 1) / self.config.chunks)
+        self.memo[(candidate.key, chunk)] = score
+        self.episodes += score.episodes
+        return score
+
+    async def trial(self) -> None:
+        """Ask, evaluate chunk by chunk (only the last chunk with pareto), tell. A failing objective marks the
+        trial FAIL and the exception propagates."""
+        with _quiet():
+            trial = self.study.ask()
+            candidate = self._suggest(trial)
+            trial.set_user_attr("candidate", candidate.to_json())
+            trial.set_user_attr("key", candidate.key)
+        last = self.config.chunks - 1
+        by_chunk: list[list[float]] = []
+        try:
+            for chunk in [last] if self.config.pareto else range(self.config.chunks):
+                score = await self._score(candidate, chunk)
+                by_chunk.append([chunk, score.accuracy, score.fraction or 1.0])
+                with _quiet():
+                    trial.set_user_attr("score", {"accuracy": score.accuracy, "tokens": score.tokens,
+                                                  "chunks_run": chunk + 1, "by_chunk": by_chunk})
+                    if self.config.pareto:
+                        self.study.tell(trial, [score.accuracy, score.tokens])
+                        return
+                    trial.report(score.accuracy, chunk)
+                    replay = (candidate.key, last) in self.memo  # a repeat of a complete candidate stays complete
+                    if chunk < last and not replay and trial.should_prune():
+                        self.study.tell(trial, state=TrialState.PRUNED)
+                        return
+            with _quiet():
+                self.study.tell(trial, score.accuracy - score.tokens * TOKEN_TIE_BREAK)
+        except BaseException:
+            with _quiet():
+                self.study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
+            raise
+
+
+async def search(pool: Pool, proposals: Sequence[Candidate], objective: Objective, config: SearchConfig
+                 ) -> SearchResult:
+    """Run (or continue) this round's study until it holds `config.trials` finished trials; see the module
+    docstring for the contracts. Proposals must lie inside the pool (`pool_from` makes sure); raises ValueError
+    otherwise, and SearchError when the stored study belongs to another pool."""
+    if config.trials < 1 or config.chunks < 1:
+        raise ValueError("search needs at least one trial and one chunk")
+    storage = _storage(config.storage)
+    try:
+        study = _open_study(pool, config, storage)
+        run = _Run(pool, objective, config, study)
+        run.enqueue(proposals)
+        while run.finished() < config.trials:
+            await run.trial()
+        return _result(study, run.episodes)
+    finally:
+        _close(storage)
+
+
+def _result(study: Study, episodes: int) -> SearchResult:
+    results = tuple(_trial_result(t) for t in study.get_trials(deepcopy=False, states=_FINISHED))
+    complete = [r for r in results if r.complete]
+    if not complete:
+        raise SearchError("the study has no complete trial")
+    best = max(complete, key=lambda r: (r.accuracy, -r.tokens, -r.number))
+    return SearchResult(trials=results, best=best, front=pareto_front(complete), episodes=episodes)
+
+
+def _trial_result(trial: FrozenTrial) -> TrialResult:
+    score = trial.user_attrs["score"]
+    return TrialResult(number=trial.number, candidate=overlay_from_json(trial.user_attrs["candidate"]),
+                       accuracy=score["accuracy"], tokens=score["tokens"],
+                       complete=trial.state == TrialState.COMPLETE, chunks_run=score["chunks_run"])
+
+
+def pareto_front(results: Sequence[TrialResult]) -> tuple[TrialResult, ...]:
+    """Results no other result beats on both accuracy (higher) and tokens (fewer), one per candidate key (the
+    earliest), sorted best first. With pareto this is the study's `best_trials`, deduplicated."""
+    front: dict[str, TrialResult] = {}
+    for r in sorted(results, key=lambda r: (-r.accuracy, r.tokens, r.number)):
+        dominated = any(o.accuracy >= r.accuracy and o.tokens <= r.tokens
+                        and (o.accuracy > r.accuracy or o.tokens < r.tokens) for o in results)
+        if not dominated:
+            front.setdefault(r.candidate.key, r)
+    return tuple(front.values())
+
+
+def load_trials(storage: str, study_name: str) -> list[dict[str, Any]]:
+    """Every trial of a stored study, by number: {number, state (e.g. "COMPLETE"), values (list or None), params,
+    user_attrs}. Raises SearchError when the storage holds no such study."""
+    backend = _storage(storage)
+    try:
+        with _quiet():
+            study = optuna.load_study(study_name=study_name, storage=backend)
+        return [{"number": t.number, "state": t.state.name, "values": None if t.values is None else list(t.values),
+                 "params": dict(t.params), "user_attrs": dict(t.user_attrs)}
+                for t in study.get_trials(deepcopy=False)]
+    except KeyError:
+        raise SearchError(f"no study {study_name!r} in {storage}") from None
+    finally:
+        _close(backend)
+
+
+def trial_candidate(row: Mapping[str, Any]) -> Candidate:
+    """The candidate of a `load_trials` row."""
+    return overlay_from_json(row["user_attrs"]["candidate"])
