@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from rich.console import Console
@@ -11,6 +12,16 @@ from rich.table import Table
 from optimizer.evaluate import Outcome
 
 OFFLINE_LABEL = "OFFLINE — simulated agents (sim:*), stand-ins for real models"
+PIPED_WIDTH = 140
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console for the CLI; when output goes to a file or pipe, tables get 140 columns instead of 80
+    (the COLUMNS variable still wins)."""
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=stderr, highlight=False, width=PIPED_WIDTH)
+    return console
 
 
 class EvalProgress:
@@ -37,7 +48,7 @@ class EvalProgress:
 
     def start(self, run: Any, total: int) -> None:
         label = f"eval {run.store.run_id}" + (" [OFFLINE]" if run.offline else "")
-        self._task = self._bar.add_task(label, total=total, accuracy="–", cached=0)
+        self._task = self._bar.add_task(label, total=total or None, accuracy="–", cached=0)
 
     def advance(self, outcome: Outcome) -> None:
         self.done += 1

@@ -1,0 +1,159 @@
+"""`optimizer lint`: static checks of a server's tool definitions, as a table, JSON or SARIF.
+
+Exit codes: 0 done; 1 the server score is under --fail-under; 2 usage or operational error (a server that does
+not start, a bad overlay, a bad definitions directory, an unwritable SARIF file)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from optimizer.definitions import Catalog, DefinitionError, ToolDef, apply
+from optimizer.lint import DEFAULT_MAX_TOOLS, LintReport, lint, to_sarif
+from optimizer.patch import load_definitions, load_overlay
+from optimizer.servers import ServerError, ServerPool, ServerSpec
+from optimizer.views import make_console
+
+err = make_console(stderr=True)
+out = make_console()
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _headers(values: list[str] | None) -> dict[str, str]:
+    headers = {}
+    for value in values or []:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise _fail(f"--header {value!r} is not of the form 'Name: value'")
+        headers[name.strip()] = text.strip()
+    return headers
+
+
+def lint_command(
+    server: Annotated[str | None, typer.Option("--server", help="MCP server: a command line run over stdio "
+                                               "(\"python server.py\"), or an http(s)://…/mcp URL.")] = None,
+    definitions: Annotated[Path | None, typer.Option("--definitions", help="A directory written by `optimizer "
+                                                     "dump` (one <tool>.json per tool) instead of --server.")] = None,
+    overlay: Annotated[Path | None, typer.Option("--overlay", help="Overlay JSON applied to the definitions "
+                                                 "before linting.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    sarif: Annotated[Path | None, typer.Option("--sarif", help="Also write a SARIF 2.1.0 log to this file.")] = None,
+    fail_under: Annotated[float | None, typer.Option("--fail-under", min=0, max=100,
+                                                     help="Exit 1 when the server score is below this.")] = None,
+    max_tools: Annotated[int, typer.Option("--max-tools", min=1, help="More tools than this in one server is "
+                                           "reported as overload.")] = DEFAULT_MAX_TOOLS,
+    header: Annotated[list[str] | None, typer.Option("--header", help="HTTP header for URL servers, "
+                                                     "'Name: value' (repeatable; never stored).")] = None,
+) -> None:
+    """Check tool definitions without calling a model: trigger sentence, boundaries, parameters, returns,
+    mechanics, annotations, names, size, overlap and overload, with a 0-100 score per tool and per server."""
+    if (server is None) == (definitions is None):
+        raise _fail("give exactly one of --server CMD|URL or --definitions DIR")
+    headers = _headers(header)
+    files: list[str] = []
+    try:
+        if definitions is not None:
+            catalog, files = _read_definitions(definitions)
+        else:
+            catalog = asyncio.run(_list_tools(ServerSpec.parse(server or "", headers=headers)))
+        if overlay is not None:
+            catalog = Catalog(catalog.server_name, apply(catalog, load_overlay(overlay, catalog)).tools)
+        artifacts = dict(zip(catalog.names, files, strict=False))  # by position: overlays may rename tools
+        report = lint(catalog, max_tools=max_tools)
+        if sarif is not None:
+            _write(sarif, json.dumps(to_sarif(report, artifacts=artifacts), indent=2, ensure_ascii=False) + "\n")
+    except (ServerError, DefinitionError) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        print_report(out, report)
+    if sarif is not None:
+        err.print(f"wrote SARIF to {sarif}")
+    if fail_under is not None and report.score < fail_under:
+        err.print(f"[bold red]lint score {report.score:g} is under --fail-under {fail_under:g}[/]")
+        raise typer.Exit(1)
+
+
+async def _list_tools(spec: ServerSpec) -> Catalog:
+    with tempfile.TemporaryDirectory(prefix="optimizer-lint-") as tmp:
+        async with ServerPool(spec, instances=1, log_path=Path(tmp) / "server.log") as pool:
+            return await pool.list_tools()
+
+
+def _read_definitions(directory: Path) -> tuple[Catalog, list[str]]:
+    """The tools of a dump directory (sorted by file name, as `load_definitions` reads them) and, in the same
+    order, each tool's file as a SARIF artifact URI (relative paths stay relative)."""
+    tools: list[ToolDef] = load_definitions(directory)
+    if not tools:
+        raise DefinitionError(f"{directory}: no <tool>.json files (write them with `optimizer dump`)")
+    files = [p.as_uri() if p.is_absolute() else p.as_posix() for p in sorted(directory.glob("*.json"))]
+    return Catalog(server_name=directory.resolve().name, tools=tuple(tools)), files
+
+
+def _write(path: Path, text: str) -> None:
+    from optimizer.store import atomic_write
+
+    try:
+        atomic_write(path, text)
+    except OSError as exc:
+        raise DefinitionError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def print_report(console: Console, report: LintReport) -> None:
+    """The default output: tools worst first with their findings, then server findings and totals."""
+    table = Table(title=f"lint: {report.server_name}", title_justify="left", show_lines=False, expand=False)
+    for column, kwargs in (("tool", {"no_wrap": True}), ("score", {"justify": "right"}),
+                           ("tokens", {"justify": "right"}), ("severity", {}), ("rule", {"no_wrap": True}),
+                           ("field", {}), ("message", {"ratio": 1})):
+        table.add_column(column, **kwargs)
+    for i, tool in enumerate(report.worst_first()):
+        if i:
+            table.add_section()
+        rows = tool.findings or ()
+        score = Text(str(tool.score), style=_score_style(tool.score))
+        if not rows:
+            table.add_row(tool.name, score, str(tool.tokens), Text("ok", style="green"), "", "", "")
+        for j, finding in enumerate(rows):
+            table.add_row(tool.name if j == 0 else "", score if j == 0 else "", str(tool.tokens) if j == 0 else "",
+                          Text(finding.severity, style=STYLE[finding.severity]), finding.rule, finding.field,
+                          finding.message)
+    console.print(table)
+    if report.server_findings:
+        server = Table(title="server findings", title_justify="left")
+        for column in ("severity", "rule", "field", "message"):
+            server.add_column(column)
+        for finding in report.server_findings:
+            server.add_row(Text(finding.severity, style=STYLE[finding.severity]), finding.rule, finding.field,
+                           finding.message)
+        console.print(server)
+    counts = [_plural(sum(1 for f in report.findings if f.severity == s), s) for s in ("error", "warning")]
+    counts.append(f"{sum(1 for f in report.findings if f.severity == 'info')} info")
+    console.print(
+        Text.assemble("server score ", (f"{report.score:g}/100", f"bold {_score_style(report.score)}"),
+                      f" · {_plural(len(report.tools), 'tool')} · ~{report.tokens:,} tokens (local estimate) · "
+                      + ", ".join(counts))
+    )
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _score_style(score: float) -> str:
+    return "green" if score >= 80 else "yellow" if score >= 50 else "red"
