@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from optimizer.definitions import Candidate, DefinitionError
 from optimizer.models import OFFLINE_DEFAULT, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.run import EvalConfig, RunError, run_eval
 from optimizer.servers import ServerError, ServerPool, ServerSpec
-from optimizer.views import EvalProgress, print_eval
+from optimizer.views import EvalProgress, make_console, print_eval
 
 app = typer.Typer(
     name="optimizer",
@@ -27,8 +26,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True, highlight=False)
-out = Console(highlight=False)
+err = make_console(stderr=True)
+out = make_console()
 
 ServerOpt = Annotated[
     str | None,
@@ -111,6 +110,9 @@ def eval_command(
                                           progress=progress.advance, on_start=progress.start))
     except RunError as exc:
         raise fail(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - exit 2 for every operational failure, with the traceback
+        err.print_exception()
+        raise fail(f"internal error: {type(exc).__name__}: {exc}") from None
     for notice in report["notices"]:
         err.print(f"[yellow]note:[/] {notice}", soft_wrap=True)
     if as_json:
@@ -146,17 +148,39 @@ def dump_command(
     err.print(f"wrote {len(written)} definition file(s) to {out_dir}")
 
 
+@app.command("worker")
+def worker_command(
+    storage: Annotated[str, typer.Option("--storage", help="The optuna storage URL the optimize run uses "
+                                         "(default there: sqlite:///runs/<id>/run.db).")],
+    study: Annotated[str, typer.Option("--study", help="The round's study, e.g. optimize-<run id>-r1.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print what this worker did as JSON.")] = False,
+) -> None:
+    """Help a running `optimize` evaluate one round's search trials from another process (or machine,
+    with a shared run directory and a storage URL both can reach). Exits when the round is full."""
+    from optimizer.worker import run_worker
+
+    try:
+        report = asyncio.run(run_worker(storage, study))
+    except RunError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    else:
+        out.print(f"worker done: {report['episodes']['run']} episodes run for {report['study']} "
+                  f"({report['trials_in_study']} trials in the study)")
+
+
 def main() -> Any:
     return app()
 
 
+from optimizer.cli_lint import lint_command  # noqa: E402 - commands register after the app exists
+from optimizer.cli_optimize import optimize_command  # noqa: E402
+
+app.command("lint")(lint_command)
+app.command("optimize")(optimize_command)
 optimize_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-
-
-@optimize_app.command()
-def optimize_command() -> None:
-    """Propose, search and select better tool definitions (not built yet: see `optimizer eval`)."""
-    raise fail("`optimize` is not available in this version yet; `optimizer eval` measures a server today.")
+optimize_app.command()(optimize_command)
 
 
 def optimize_main() -> Any:

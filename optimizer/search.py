@@ -159,6 +159,8 @@ class SearchConfig:
     """the loop passes sqlite:///runs/<id>/run.db; any SQLAlchemy URL works for many workers"""
     study_name: str = "optimize"
     round: int = 1
+    context: Mapping[str, Any] | None = None
+    """JSON stored with the study so that `optimizer worker` processes can rebuild the objective"""
 
     @property
     def round_study_name(self) -> str:
@@ -258,6 +260,12 @@ def _open_study(pool: Pool, config: SearchConfig, storage: BaseStorage) -> Study
         stored = study.user_attrs.get("pool")
         if stored is None:
             study.set_user_attr("pool", fingerprint)
+            study.set_user_attr("pool_json", pool_to_json(pool))
+            study.set_user_attr("settings", {"trials": config.trials, "chunks": config.chunks, "seed": config.seed,
+                                             "pareto": config.pareto, "round": config.round,
+                                             "study_name": config.study_name})
+            if config.context is not None:
+                study.set_user_attr("context", dict(config.context))
         elif stored != fingerprint:
             raise SearchError(f"study {config.round_study_name!r} in {config.storage} was made for a different pool, "
                               "objective or number of chunks; use another round or study name")
@@ -331,13 +339,16 @@ class _Run:
             trial.set_user_attr("key", candidate.key)
         last = self.config.chunks - 1
         by_chunk: list[list[float]] = []
+        spent = 0
         try:
             for chunk in [last] if self.config.pareto else range(self.config.chunks):
                 score = await self._score(candidate, chunk)
+                spent += score.episodes
                 by_chunk.append([chunk, score.accuracy, score.fraction or 1.0])
                 with _quiet():
                     trial.set_user_attr("score", {"accuracy": score.accuracy, "tokens": score.tokens,
                                                   "chunks_run": chunk + 1, "by_chunk": by_chunk})
+                    trial.set_user_attr("episodes", spent)
                     if self.config.pareto:
                         self.study.tell(trial, [score.accuracy, score.tokens])
                         return
@@ -399,6 +410,39 @@ def pareto_front(results: Sequence[TrialResult]) -> tuple[TrialResult, ...]:
         if not dominated:
             front.setdefault(r.candidate.key, r)
     return tuple(front.values())
+
+
+def pool_to_json(pool: Pool) -> dict[str, Any]:
+    return {"edits": {tool: [edit.to_json() for edit in options] for tool, options in pool.edits.items()},
+            "schemes": list(pool.schemes), "word": pool.word}
+
+
+def pool_from_json(data: Mapping[str, Any]) -> Pool:
+    edits = {}
+    for tool, options in data["edits"].items():
+        edits[tool] = tuple(overlay_from_json({"tools": {tool: o}}).edits.get(tool, ToolEdit()) for o in options)
+    return Pool(edits=edits, schemes=tuple(data["schemes"]), word=data.get("word"))
+
+
+def study_setup(storage: str, study_name: str) -> tuple[Pool, SearchConfig]:
+    """The pool and settings a round's study was made with (for `optimizer worker`); the settings carry the
+    context the loop stored. Raises SearchError when there is no such study or it was not made by a search."""
+    backend = _storage(storage)
+    try:
+        with _quiet():
+            study = optuna.load_study(study_name=study_name, storage=backend)
+        attrs = dict(study.user_attrs)
+    except KeyError:
+        raise SearchError(f"no study {study_name!r} in {storage}") from None
+    finally:
+        _close(backend)
+    if "pool_json" not in attrs or "settings" not in attrs:
+        raise SearchError(f"study {study_name!r} was not made by `optimize` (it has no stored pool)")
+    settings = attrs["settings"]
+    config = SearchConfig(trials=settings["trials"], chunks=settings["chunks"], seed=settings["seed"],
+                          pareto=settings["pareto"], storage=storage, study_name=settings["study_name"],
+                          round=settings["round"], context=attrs.get("context"))
+    return pool_from_json(attrs["pool_json"]), config
 
 
 def load_trials(storage: str, study_name: str) -> list[dict[str, Any]]:

@@ -1,0 +1,687 @@
+"""The offline rules proposer: deterministic rewrites of tool definitions from train evidence.
+
+What it writes for a tool (PRINCIPLES: what + when, boundary, inputs, about 200-400 characters):
+- a trigger first sentence, all a skimming reader sees: the purpose (from the name and the old
+  description, no preamble), everyday words for a generic operation ("update" -> change, move, …),
+  the words that mark this tool's train tasks, and the fields its results show. Task words are
+  stemmed with `terms`, grouped with their inflections, ranked by how many prompts use them and how
+  much of their use falls on this tool (`_Table.ranked`), and written in their commonest surface
+  form; values, proper nouns and (unless `loose`) words of a single prompt are left out;
+- a "Use when" sentence with more of that vocabulary, for readers of the whole description;
+- "Not for …; use X instead." on a tool agents called when X was expected, with X's words;
+- parameter descriptions from validation errors, what errors call a parameter, schemas, amounts
+  that came back divided by 100 (cents), same-named parameters of other tools and accepted shapes;
+- verb_object renames of bare generic verbs and generic objects (`search`, `get_item`).
+
+Contract: `propose` returns up to k distinct candidates, none equal to `current`, each built on
+`current` (tools it does not rewrite keep their edits; a rewritten tool keeps its parameter
+descriptions unless the evidence says more, and its boundary relations), deterministic for (catalog,
+current, evidence, k, seed). No text it writes copies ids, emails, numbers or 3-word phrases from
+the train prompts: every text passes `leaked_phrases`, and values shown by example are synthesised.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespace_word, namespaced
+from optimizer.models.sim_fill import describe_values, find_values, property_kinds
+from optimizer.propose.base import EpisodeSeen, Evidence
+from optimizer.propose.evidence import ArgumentNote, argument_notes, listing
+from optimizer.text import STOPWORDS, first_sentence, sentences, stem, terms, words
+
+GENERIC_VERBS = frozenset(("search", "get", "list", "create", "query", "find", "fetch", "update", "delete", "run",
+                          "read", "lookup", "add", "remove", "set", "make", "show", "view", "edit", "new", "do"))
+GENERIC_OBJECTS = frozenset(terms("item entry data record object thing resource info detail stuff value element "
+                                  "entity result"))
+GENERIC_PARAMETERS = frozenset(("id", "value", "data", "q", "query", "input", "text", "key", "name", "type", "item",
+                               "arg", "args", "params", "payload", "body", "content", "object", "string", "number",
+                               "field", "target", "source"))
+REQUEST_VERBS = frozenset(terms("look tell show find get give check open pull read see list search set make create "
+                                "file log raise move mark send book schedule write add update change help hand "
+                                "put run let say ask use take keep call go come happen"))
+KIND_WORDS = frozenset(terms("email number id date amount phone link path"))
+BOUNDARY_TERMS = frozenset(terms("instead rather not use"))
+VERB_WORDS = {  # everyday words for generic operations (plain English, not any one server's)
+    **dict.fromkeys(("get", "fetch", "read", "lookup", "view"), ("open", "read", "show", "look up")),
+    "list": ("list", "show all", "how many"),
+    **dict.fromkeys(("search", "query", "find"), ("search", "find", "look for", "any about")),
+    **dict.fromkeys(("create", "add", "new"), ("create", "new", "add", "write", "file", "log", "raise")),
+    **dict.fromkeys(("update", "edit", "set", "modify"), ("update", "change", "set", "move", "mark", "reassign")),
+    **dict.fromkeys(("delete", "remove"), ("delete", "remove", "cancel")),
+}
+PROSE = "A short title or summary in plain words."
+RECOVERY = "After an error, read its message: it says whether to fix the input or try something else."
+SHORT, LONG = 200, 400
+_BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
+_PREAMBLE = re.compile(r"^(?:this|the)\s+(?:tool|function|endpoint|api|method)\s+(?:allows|lets|enables|helps)?\s*"
+                       r"(?:you|users|the user|the agent)?\s*(?:to|is used to|can be used to|will|is for)?\s*", re.I)
+_CLAUSE = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+)\s*", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9']*")
+_LABEL = re.compile(r"(?:^|\n|[.;]\s)([A-Z][a-z]+(?: [a-z]+)?):\s")
+_COUNT_NOUN = re.compile(r"\b(?:\d+|[Nn]o)\s+([a-z]{3,}s)\b")
+_INFLECTIONS = ("s", "es", "e", "y", "ing", "ings", "ed", "er", "ers", "ion", "ions", "ment", "ments")
+Doc = tuple[list[tuple[str, str]], float]
+"""A document: (stem, surface word) pairs and a weight (1 for a clause of its own, 1/n for a share)."""
+
+
+def leaked_phrases(text: str, prompts: Iterable[str]) -> list[str]:
+    """What `text` copies from `prompts`, sorted and unique: values (emails, ids, urls, paths, dates,
+    money, phones, codes, numbers of 3+ digits) and phrases of 3+ consecutive words with at least two
+    content words, within one clause of each (commas and other punctuation end a phrase)."""
+    lowered = text.lower()
+    grams = {g for segment in _segments(text) for g in _grams(segment)}
+    found: set[str] = set()
+    for prompt in prompts:
+        for value in find_values(prompt, 0):
+            literal = value.value.lower()
+            if value.kind == "quoted" or (value.kind == "number" and len(re.sub(r"\D", "", literal)) < 3):
+                continue
+            if re.search(rf"(?<![\w@#$-]){re.escape(literal)}(?![\w@-])", lowered):
+                found.add(value.value)
+        found.update(run for run in re.findall(r"\d{3,}", prompt) if re.search(rf"(?<!\d){run}(?!\d)", text))
+        found.update(" ".join(g) for segment in _segments(prompt) for g in _grams(segment) if g in grams)
+    return sorted(found)
+
+
+def _segments(text: str) -> list[list[str]]:
+    return [words(part) for part in re.split(r"[,.;:!?()\[\]\"“”{}]+", text) if part.strip()]
+
+
+def _grams(seq: list[str]) -> Iterable[tuple[str, ...]]:
+    for i in range(len(seq) - 2):
+        if sum(w not in STOPWORDS for w in seq[i : i + 3]) >= 2:
+            yield tuple(seq[i : i + 3])
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way of rewriting: trigger / "Use when" / result word counts, whether single-prompt words
+    count (`loose`), how words are ranked (`_Table.ranked` modes), everyday verbs, renames, boundary
+    sentences, and which tools ("all" with train tasks or failures, or only "failing" ones)."""
+
+    vocab: int = 5
+    extra: int = 6
+    returns: int = 4
+    loose: bool = False
+    mode: str = "share"
+    verbs: bool = True
+    rename: bool = True
+    boundaries: bool = True
+    scope: str = "all"
+
+
+VARIANTS = (
+    Variant(vocab=7, extra=8, loose=True, mode="spread"),
+    Variant(vocab=7, extra=8, loose=True),
+    Variant(vocab=5, extra=6, loose=True, mode="mixed", boundaries=False),
+    Variant(vocab=5, extra=6, returns=6, rename=False, verbs=False),
+    Variant(vocab=5, extra=6, loose=True, mode="common", scope="failing"),
+    Variant(vocab=4, extra=4, returns=2, loose=True, mode="spread", rename=False),
+    Variant(vocab=6, extra=0, returns=0, boundaries=False, loose=True, verbs=False),
+    Variant(vocab=8, extra=10, returns=6, loose=True, mode="mixed"),
+)
+
+
+class RulesProposer:
+    """Deterministic, offline proposer (see the module docstring)."""
+
+    name = "rules"
+    offline = True
+
+    def __init__(self, variants: Sequence[Variant] = VARIANTS) -> None:
+        self.variants = tuple(variants)
+
+    async def propose(
+        self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
+    ) -> list[Candidate]:
+        """Up to k distinct candidates, none equal to `current`; the seed rotates the variant order."""
+        study = _Study(catalog, current, evidence)
+        start = seed % len(self.variants)
+        out: list[Candidate] = []
+        keys = {current.key}
+        for variant in [*self.variants[start:], *self.variants[:start]]:
+            candidate = study.candidate(variant) if len(out) < k else None
+            if candidate is not None and candidate.key not in keys:
+                keys.add(candidate.key)
+                out.append(candidate)
+        return out
+
+
+class _Study:
+    """What the evidence says about each tool: task and result vocabulary, object noun, parameter
+    descriptions. Built once per `propose` call."""
+
+    def __init__(self, catalog: Catalog, current: Candidate, evidence: Evidence) -> None:
+        self.catalog, self.current, self.evidence = catalog, current, evidence
+        episodes = [*evidence.failures, *evidence.successes]
+        self.prompts = sorted({p for ps in evidence.prompts_by_tool.values() for p in ps}
+                              | {e.prompt for e in episodes})
+        order = {e.prompt: e.expected_tools for e in episodes}
+        self.tasks = _Table(_tool_docs(evidence.prompts_by_tool, order, _lowercase(self.prompts)))
+        self.results = _results_by_tool(episodes)
+        lower = _lowercase(describe_values(text) for texts in self.results.values() for text in texts)
+        self.outputs = _Table({tool: [(_content(text, lower), 1.0) for text in texts]
+                               for tool, texts in self.results.items()})
+        self.nouns: dict[str, Counter[str]] = defaultdict(Counter)  # surface words of result nouns
+        self.hints = parameter_hints(catalog, episodes, self.prompts, evidence.prompts_by_tool, current)
+        self.failing = {t for e in evidence.failures for t in (*e.expected_tools[:1], *e.chosen_tools[:1])}
+
+    def word(self, term: str) -> str:
+        counts = self.tasks.surface.get(term) or self.outputs.surface.get(term) or self.nouns.get(term)
+        return min(counts, key=lambda w: (-counts[w], len(w), w)) if counts else term
+
+    def noun(self, tool: ToolDef, tasks: bool) -> str | None:
+        """The object a generic tool acts on (singular): two points for a plural noun most of its results
+        count in their first line ("3 documents match"), one for a word of its own text and, with
+        `tasks`, the number of its prompts using a word at most half of the tools use; None below 2.
+        Words users type make strong name tokens that pull in every prompt using them, so `renames`
+        names a lone tool from its results and text only."""
+        scores: Counter[str] = Counter()
+        for term in self.tasks.ranked(tool.name, 1, "spread") if tasks else ():
+            scores[term] += self.tasks.count(tool.name, term)
+        results = self.results.get(tool.name, [])
+        heads = [text.strip().split("\n")[0] for text in results]
+        plurals = Counter(p for head in heads for p in dict.fromkeys(_COUNT_NOUN.findall(head)))
+        for plural, count in plurals.items():
+            if len(results) >= 2 and count * 2 >= len(results):
+                scores[stem(plural)] += 2.0
+                self.nouns[stem(plural)][plural] += 1
+        own = " ".join([tool.description, *(str(p.get("description", "")) for p in tool.properties.values())])
+        for term in set(terms(own)):
+            scores[term] += 1.0
+        banned = GENERIC_VERBS | GENERIC_OBJECTS | REQUEST_VERBS | KIND_WORDS | BOUNDARY_TERMS | set(terms(tool.name))
+        ranked = sorted((-score, term) for term, score in scores.items()
+                        if term not in banned and len(term) > 2 and not self.word(term).endswith("ed"))
+        return _singular(self.word(ranked[0][1])) if ranked and -ranked[0][0] >= 2 else None
+
+    def returns(self, tool: str) -> list[str]:
+        """What the tool's results hold: field labels most of them show ("Status:", "Owner:"), then words
+        every one of three or more results repeats that mark this tool's results more than other
+        tools' (with fewer results, repeated words are as likely values as field names)."""
+        results = self.results.get(tool, [])
+        labels = Counter(label for text in results for label in dict.fromkeys(_LABEL.findall(text)))
+        out = [t for label, n in labels.most_common() if n * 2 >= len(results) for t in terms(label)
+               if t not in KIND_WORDS]
+        return list(dict.fromkeys([*out, *(self.outputs.ranked(tool, len(results)) if len(results) >= 3 else [])]))
+
+    # --- candidates -----------------------------------------------------------------------------------
+
+    def candidate(self, variant: Variant) -> Candidate:
+        targets = [t for t in self.catalog.tools if t.name in self.tasks.docs or t.name in self.failing]
+        if variant.scope == "failing":
+            targets = [t for t in targets if t.name in self.failing]
+        edits = dict(self.current.edits)
+        names = {t.name: (edits.get(t.name) or ToolEdit()).name or t.name for t in self.catalog.tools}
+        if variant.rename:
+            names.update(self.renames(targets, names))
+        word = namespace_word(self.catalog, self.current)
+        exposed = {orig: namespaced(name, self.current.scheme, word) for orig, name in names.items()}
+        for tool in targets:
+            old = edits.get(tool.name) or ToolEdit()
+            edits[tool.name] = ToolEdit(name=None if names[tool.name] == tool.name else names[tool.name],
+                                        description=self.describe(tool, variant, exposed, names[tool.name]),
+                                        parameters={**old.parameters, **self.hints.get(tool.name, {})})
+        for tool in self.catalog.tools:  # renamed tools that are not rewritten keep their old text
+            if names[tool.name] != tool.name:
+                edits[tool.name] = replace(edits.get(tool.name) or ToolEdit(), name=names[tool.name])
+        return Candidate(edits=edits, scheme=self.current.scheme, word=self.current.word)
+
+    def renames(self, targets: Sequence[ToolDef], names: Mapping[str, str]) -> dict[str, str]:
+        """verb_object names for tools named by a bare generic verb or a generic verb + generic object
+        (`search`, `get_item`); tools sharing a generic object share the noun most of them point to
+        (by their results and text, else by their tasks)."""
+        generic = {t.name: parts for t in targets if (parts := words(names[t.name])) and parts[0] in GENERIC_VERBS
+                   and (len(parts) == 1 or (len(parts) == 2 and stem(parts[1]) in GENERIC_OBJECTS))}
+        nouns = {name: self.noun(self.catalog.get(name), tasks=False) for name in generic}
+        siblings: dict[str, list[str]] = defaultdict(list)
+        for name, parts in generic.items():
+            siblings[stem(parts[1]) if len(parts) == 2 else name].append(name)
+        for members in (m for m in siblings.values() if len(m) > 1):
+            votes = Counter(nouns[m] for m in members if nouns[m]) or Counter(
+                n for m in members if (n := self.noun(self.catalog.get(m), tasks=True)))
+            if votes:
+                nouns.update(dict.fromkeys(members, votes.most_common(1)[0][0]))
+        taken, out = set(names.values()), {}
+        for name, parts in generic.items():
+            noun = nouns[name]
+            new = f"{parts[0]}_{_plural(noun) if parts[0] in ('search', 'list', 'query') else noun}" if noun else ""
+            if new and new not in taken and not leaked_phrases(new.replace("_", " "), self.prompts):
+                taken.add(new)
+                out[name] = new
+        return out
+
+    def describe(self, tool: ToolDef, variant: Variant, exposed: Mapping[str, str], name: str) -> str:
+        """Trigger and "Use when" sentences, boundaries, then inputs and recovery while short; trimmed to
+        the length band and cleared of everything `leaked_phrases` finds."""
+        own = set(terms(name))
+        vocab = [t for t in self.tasks.ranked(tool.name, 1 if variant.loose else 2, variant.mode) if t not in own]
+        returns = [t for t in self.returns(tool.name) if t not in own and t not in vocab[: variant.vocab]]
+        mine = own | set(self.tasks.df.get(tool.name, Counter()))
+        boundaries = self.boundaries(tool, exposed, mine) if variant.boundaries else []
+        purpose, verb = _purpose(tool, name), (words(name) or [""])[0]
+        if variant.verbs and verb in VERB_WORDS:  # what people call a generic operation
+            said = [w for w in VERB_WORDS[verb] if not set(terms(w)) <= set(terms(purpose))]
+            purpose += f" ({listing(said)})" if said else ""
+            vocab = [t for t in vocab if t not in set(terms(" ".join(said)))]
+        shape = [variant.vocab, variant.extra, variant.returns, min(2, len(boundaries)), 0]
+        text = ""
+        for _ in range(60):
+            text = self._compose(purpose, vocab, returns, boundaries, tool, shape)
+            leaks = leaked_phrases(text, self.prompts)
+            bad = {t for leak in leaks for t in terms(leak)}
+            if leaks and not bad & set(vocab + returns):
+                return _strip(text, leaks)
+            if leaks:
+                vocab, returns = [t for t in vocab if t not in bad], [t for t in returns if t not in bad]
+            elif len(text) > LONG and (shape[1] or shape[3] > 1 or shape[2] > 2):
+                shape[1 if shape[1] else 3 if shape[3] > 1 else 2] -= 1
+            elif len(text) < SHORT and (shape[0] + shape[1] < len(vocab) or shape[4] < 2):
+                shape[1 if shape[0] + shape[1] < len(vocab) else 4] += 1
+            else:
+                break
+        return text
+
+    def _compose(self, purpose: str, vocab: list[str], returns: list[str], boundaries: list[str],
+                 tool: ToolDef, shape: list[int]) -> str:
+        first, extra, returned, bounded, padding = shape
+        readable = [self.word(t) for t in vocab]
+        trigger = purpose + (f": use it for requests about {listing(readable[:first])}" if first and readable else "")
+        trigger += f"; returns {listing([self.word(t) for t in returns[:returned]])}" if returned and returns else ""
+        parts = [trigger + "."]
+        if extra and readable[first:]:
+            parts.append(f"Use when a request mentions {listing(readable[first : first + extra])}.")
+        parts += boundaries[:bounded]
+        parts += [_inputs(tool) if padding else "", RECOVERY if padding > 1 else ""]
+        return " ".join(p for p in parts if p)
+
+    def boundaries(self, tool: ToolDef, exposed: Mapping[str, str], mine: set[str]) -> list[str]:
+        """"Not for …; use X instead." for the (at most two) tools X most often expected when agents
+        chose this one, counting those its current description already names that way. The words are
+        X's, those of the lost tasks first, none that this tool's own train tasks use."""
+        wrong: Counter[str] = Counter()
+        for expected, row in self.evidence.confusions.items():
+            if expected != tool.name and expected in exposed and row.get(tool.name):
+                wrong[expected] += row[tool.name]
+        edit = self.current.edits.get(tool.name)
+        old = [s for s in sentences(edit.description or "")[1:] if _BOUNDARY.search(s)] if edit else []
+        word = namespace_word(self.catalog, self.current)
+        for other in self.catalog.tools:
+            name = namespaced((self.current.edits.get(other.name) or ToolEdit()).name or other.name,
+                              self.current.scheme, word)
+            if other.name != tool.name and any(re.search(rf"\b{re.escape(name)}\b", s) for s in old):
+                wrong[other.name] += 1
+        out = []
+        for expected, _count in sorted(wrong.items(), key=lambda x: (-x[1], x[0]))[:2]:
+            lost = Counter(t for e in self.evidence.failures if e.expected_tools[:1] == (expected,)
+                           and e.chosen_tools[:1] == (tool.name,) for t in set(terms(_first_part(e))))
+            ranked = self.tasks.ranked(expected, 1)
+            theirs = [t for t in sorted(ranked, key=lambda t: (-lost[t], ranked.index(t)))
+                      if t not in mine and t not in KIND_WORDS][:4]
+            if theirs:
+                out.append(f"Not for {listing([self.word(t) for t in theirs])}; use {exposed[expected]} instead.")
+        return out
+
+
+class _Table:
+    """Documents per tool, and the vocabulary that marks each tool's documents. Stems are counted by
+    family (a stem and its inflections: meet/meeting); `surface` holds the words each stem was."""
+
+    def __init__(self, docs: Mapping[str, list[Doc]]) -> None:
+        self.docs = docs
+        self.surface: dict[str, Counter[str]] = defaultdict(Counter)
+        self.family = _families({t for items in docs.values() for pairs, _ in items for t, _ in pairs})
+        self.members: dict[str, set[str]] = defaultdict(set)
+        self.df: dict[str, Counter[str]] = {}
+        self.mass: dict[str, Counter[str]] = {}
+        for tool, items in docs.items():
+            df, mass = self.df.setdefault(tool, Counter()), self.mass.setdefault(tool, Counter())
+            for pairs, weight in items:
+                for term, word in pairs:
+                    self.surface[term][word] += 1
+                    self.members[self.family[term]].add(term)
+                for family in {self.family[t] for t, _ in pairs}:
+                    df[family] += weight >= 1  # a prompt shared by several tools adds to the share only
+                    mass[family] += weight / len(items)
+        self.total: Counter[str] = sum(self.mass.values(), Counter())
+
+    def count(self, tool: str, term: str) -> int:
+        return self.df.get(tool, Counter())[self.family.get(term, term)]
+
+    def ranked(self, tool: str, floor: int, mode: str = "share") -> list[str]:
+        """Stems whose family is in at least `floor` of the tool's documents, best first, two member stems
+        per family at most. "share": families with at least half of their (per-tool normalised) use on
+        this tool, by documents then documents × share. "common": a third, by documents then share.
+        "spread": tf-idf over tools, families that at most half of the tools use (words a group of
+        tools shares). "mixed": share and spread in turn. Value words ("email") need a 0.6 share."""
+        if mode == "mixed":
+            pairs = itertools.zip_longest(self.ranked(tool, floor, "share"), self.ranked(tool, floor, "spread"))
+            return list(dict.fromkeys(t for pair in pairs for t in pair if t))
+        scored = []
+        for family, df in self.df.get(tool, Counter()).items():
+            share = self.mass[tool][family] / self.total[family]
+            if df < floor or family in BOUNDARY_TERMS or (family in KIND_WORDS and share < 0.6):
+                continue
+            users = sum(1 for counts in self.df.values() if counts[family])
+            if mode == "spread" and users <= max(1, len(self.df) // 2):
+                scored.append((-min(df, 2), -(df * math.log(1 + len(self.df) / users)), family))
+            elif mode == "common" and share >= 1 / 3:
+                scored.append((-min(df, 3), -share, family))
+            elif mode == "share" and share >= 0.5:
+                scored.append((-min(df, 2), -(df * share), family))
+        common = {t: (-sum(self.surface[t].values()), t) for f in self.members.values() for t in f}
+        return [t for *_, family in sorted(scored) for t in sorted(self.members[family], key=common.get)[:2]]
+
+
+def _families(stems: Iterable[str]) -> dict[str, str]:
+    """Stem -> its family: the shortest stem of four or more letters it extends by an inflection."""
+    out: dict[str, str] = {}
+    roots: list[str] = []
+    for term in sorted(stems, key=lambda t: (len(t), t)):
+        out[term] = next((r for r in roots if term.startswith(r) and term[len(r):] in _INFLECTIONS), term)
+        if out[term] == term and len(term) >= 4:
+            roots.append(term)
+    return out
+
+
+# --- prompts and results ------------------------------------------------------------------------------
+
+
+def _tool_docs(
+    prompts_by_tool: Mapping[str, Sequence[str]], order: Mapping[str, Sequence[str]], lower: set[str]
+) -> dict[str, list[Doc]]:
+    """Per tool, the documents of its train prompts. A prompt's clauses map in order onto its expected
+    tools when the counts agree (the order the episodes give, else the one that best fits each tool's
+    name and single-tool prompts); otherwise each tool gets the whole prompt, weighted 1/n."""
+    tools_of: dict[str, list[str]] = defaultdict(list)
+    for tool, prompts in prompts_by_tool.items():
+        for prompt in prompts:
+            tools_of[prompt].append(tool)
+    out: dict[str, list[Doc]] = defaultdict(list)
+    profile: dict[str, Counter[str]] = defaultdict(Counter)
+    for prompt, tools in sorted(tools_of.items(), key=lambda item: (len(item[1]) > 1, item[0])):
+        clauses = _clauses(prompt, lower, len(tools))
+        if len(tools) == 1:
+            out[tools[0]].append((_content(prompt, lower), 1.0))
+            profile[tools[0]].update({t for t, _ in out[tools[0]][-1][0]})
+        elif len(clauses) == len(tools):
+            ordered = [t for t in order.get(prompt, ()) if t in tools] or _aligned(clauses, tools, profile, lower)
+            for tool, clause in zip(ordered, clauses, strict=True):
+                out[tool].append((_content(clause, lower), 1.0))
+        else:
+            for tool in tools:
+                out[tool].append((_content(prompt, lower), 1.0 / len(tools)))
+    return out
+
+
+def _aligned(clauses: list[str], tools: list[str], profile: Mapping[str, Counter[str]], lower: set[str]) -> list[str]:
+    """The order of `tools` whose names and single-tool prompts best fit the clauses in turn."""
+    def fit(order: tuple[str, ...]) -> float:
+        score = 0.0
+        for tool, clause in zip(order, clauses, strict=True):
+            known = profile.get(tool, Counter())
+            score += sum(3.0 if t in terms(tool) else known[t] / (1 + sum(known.values()))
+                         for t in sorted({t for t, _ in _content(clause, lower)}))
+        return score
+
+    return list(max(sorted(itertools.permutations(sorted(tools))), key=fit))
+
+
+def _clauses(prompt: str, lower: set[str], wanted: int = 0) -> list[str]:
+    """Sentences and "then"-parts; unless there are exactly `wanted` of them, a part with fewer than
+    two content words joins the one before (as the offline agents read a task)."""
+    pieces = [c for s in sentences(prompt) for c in _CLAUSE.split(s) if c and c.strip()]
+    if len(pieces) == wanted:
+        return pieces
+    merged: list[str] = []
+    for piece in pieces:
+        if merged and (len(_content(piece, lower)) < 2 or len(_content(merged[-1], lower)) < 2):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(piece)
+    return merged or [prompt]
+
+
+def _lowercase(texts: Iterable[str]) -> set[str]:
+    return {w for text in texts for w in re.findall(r"\b[a-z][a-z']*\b", text)}
+
+
+def _content(text: str, lower: set[str]) -> list[tuple[str, str]]:
+    """(stem, word) for a text's content words, values read as their kinds ("email"); words with digits
+    and capitalised words inside a sentence never seen in lower case (names, acronyms) left out."""
+    text = describe_values(text).replace("_", " ").replace("-", " ")
+    out = []
+    for match in _TOKEN.finditer(text):
+        raw, before = match.group(0), text[: match.start()].rstrip()
+        opening = not before or before[-1] in ".!?"
+        if any(c.isdigit() for c in raw) or (raw[0].isupper() and raw.lower() not in lower and not opening):
+            continue
+        out += [(stem(w), w) for w in words(raw) if w not in STOPWORDS and len(w) > 2]
+    return out
+
+
+def _results_by_tool(episodes: Sequence[EpisodeSeen]) -> dict[str, list[str]]:
+    """Distinct results of calls that succeeded, per original tool name."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for call in (c for ep in episodes for c in ep.calls):
+        if call.tool and not call.is_error and call.result not in out[call.tool]:
+            out[call.tool].append(call.result)
+    return out
+
+
+def _first_part(episode: EpisodeSeen) -> str:
+    """The prompt, or its first clause when it expects several tools (the one the first tool serves)."""
+    parts = _clauses(episode.prompt, set(), len(episode.expected_tools))
+    return parts[0] if len(episode.expected_tools) > 1 and len(parts) == len(episode.expected_tools) else episode.prompt
+
+
+# --- small text helpers -------------------------------------------------------------------------------
+
+
+def _purpose(tool: ToolDef, name: str) -> str:
+    """What the tool does, no preamble: a long old first sentence as it is; a short one naming all the
+    name says, without value words ("Get by id" -> "Get"); else the name's words plus the old
+    description's other content words (its leading verb dropped)."""
+    old = _PREAMBLE.sub("", first_sentence(tool.description or "")).strip().rstrip(".")
+    old = "" if _BOUNDARY.search(old) else old
+    if len(old) >= 60:
+        return old[:1].upper() + old[1:]
+    own, tokens = set(terms(name)), re.findall(r"[A-Za-z][\w-]*", old)
+    if old and own <= set(terms(old)) and len(tokens) <= 8:
+        kept = [w for w in tokens if stem(w.lower()) not in KIND_WORDS]
+        while kept and kept[-1].lower() in STOPWORDS:
+            kept.pop()
+    else:
+        kept = [*words(name), *(w for w in tokens[1:] if w.lower() not in STOPWORDS
+                                and stem(w.lower()) not in own | GENERIC_OBJECTS | KIND_WORDS)]
+    text = " ".join(kept)
+    return text[:1].upper() + text[1:]
+
+
+def _inputs(tool: ToolDef) -> str:
+    """ "Inputs: id (required), user or value (optional)." """
+    required = [p for p in tool.properties if p in tool.required]
+    optional = [p for p in tool.properties if p not in tool.required]
+    parts = [f"{listing(required)} (required)" if required else "",
+             f"{listing(optional)} (optional)" if optional else ""]
+    return f"Inputs: {', '.join(p for p in parts if p)}." if tool.properties else ""
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us")) else word
+
+
+def _plural(noun: str) -> str:
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+
+
+def _strip(text: str, leaks: Sequence[str]) -> str:
+    for leak in leaks:
+        text = re.sub(re.escape(leak), "", text, flags=re.IGNORECASE)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
+# --- parameter descriptions ---------------------------------------------------------------------------
+
+
+def parameter_hints(
+    catalog: Catalog, episodes: Sequence[EpisodeSeen], prompts: Sequence[str],
+    tasks_by_tool: Mapping[str, Sequence[str]] | None = None, known: Candidate | None = None,
+) -> dict[str, dict[str, str]]:
+    """Tool -> parameter -> description, for parameters something is known about, strongest first: what
+    errors call it and ask of it, cents, the schema (`_own_hint`); descriptions `known` already gives;
+    same-named parameters of other tools (`_borrow`); "a short title" for a vague parameter that took a
+    value another parameter of the call needed (`_misrouted`); the shapes it accepted. A description
+    naming another parameter's list ("the new status") gets that list. Values shown are synthesised
+    shapes, and no description leaks anything from `prompts`."""
+    notes = argument_notes(episodes, {t.name: list(t.properties) for t in catalog.tools})
+    hints: dict[str, dict[str, str]] = defaultdict(dict)
+    for name, edit in (known.edits if known else {}).items():
+        hints[name].update(edit.parameters)
+    for tool in catalog.tools:
+        for name, prop in tool.properties.items():
+            hint = _own_hint(prop, (notes.get(tool.name) or {}).get(name, ArgumentNote()), prompts)
+            hints[tool.name].update({name: hint} if hint else {})
+    _borrow(catalog, hints, tasks_by_tool or {})
+    for tool_name, name in _misrouted(catalog, episodes, hints):
+        hints[tool_name][name] = PROSE
+    for tool in catalog.tools:
+        for name in tool.properties:  # last and weakest: the shapes it was seen to accept
+            shown = _shapes((notes.get(tool.name) or {}).get(name, ArgumentNote()).shapes(), prompts)
+            if shown and name not in hints[tool.name]:
+                hints[tool.name][name] = f"{shown[:1].upper()}{shown[1:]}."
+    lists = {name: hint[hint.lower().index("one of:"):].rstrip(".") for tool in catalog.tools
+             for name, hint in hints[tool.name].items() if "one of:" in hint.lower()}
+    for tool in catalog.tools:
+        for name, hint in list(hints[tool.name].items()):
+            last = (words(hint) or [""])[-1]
+            if "one of" not in hint.lower() and last in lists and last != name:
+                hints[tool.name][name] = f"{hint.rstrip('.')}, {lists[last]}."
+    return {tool.name: {name: _final(tool, name, hint) for name, hint in sorted(hints[tool.name].items())
+                        if not leaked_phrases(hint, prompts)} for tool in catalog.tools if hints[tool.name]}
+
+
+def _own_hint(prop: Mapping, note: ArgumentNote, prompts: Sequence[str]) -> str:
+    """A parameter's description from what errors call it and ask of it, cents and its schema."""
+    parts = [_shapes(text, prompts) for text in (note.glosses[:1] + [note.asked()]) if text]
+    if note.scaled:
+        parts.append("Amount in cents (minor units): multiply dollars by 100")
+    enum = prop.get("enum")
+    if isinstance(enum, list) and enum and not any("one of" in p.lower() for p in parts):
+        parts.append(f"One of: {listing([str(e) for e in enum])}")
+    fmt = str(prop.get("format") or "")
+    if fmt in ("date", "date-time") and not any("YYYY" in p for p in parts):
+        parts.append("An ISO date YYYY-MM-DD" if fmt == "date" else "An ISO 8601 date-time")
+    elif fmt == "email" and not parts:
+        parts.append("An email address like name@example.com")
+    text = "; ".join(parts)
+    return f"{text[:1].upper()}{text[1:]}." if text else ""
+
+
+def _borrow(catalog: Catalog, hints: dict[str, dict[str, str]], tasks_by_tool: Mapping[str, Sequence[str]]) -> None:
+    """Fill parameters without a description from same-named parameters of other tools (one server
+    names one thing one way): a specific name ("user") takes the commonest description; a generic one
+    ("value", "id") only one asking for a kind of value that the tasks needing this tool alone carry
+    and no other parameter of the tool asks for (`find.value` gets `schedule.value`'s ISO date when
+    find's own tasks mention dates; an id's letters count: DOC-1 is not ENG-1)."""
+    offers: dict[str, Counter[str]] = defaultdict(Counter)
+    for tool in catalog.tools:
+        for name, hint in hints[tool.name].items():
+            offers[name][hint] += 1
+    owners = Counter(prompt for prompts in tasks_by_tool.values() for prompt in set(prompts))
+    for tool in catalog.tools:
+        alone = [prompt for prompt in tasks_by_tool.get(tool.name, ()) if owners[prompt] == 1]
+        seen = {_shape(f.kind, f.value) for prompt in alone for f in find_values(prompt, 0)}
+        for name, prop in tool.properties.items():
+            ranked = [hint for hint, _ in offers[name].most_common()] if name not in hints[tool.name] else []
+            if ranked and name.lower() not in GENERIC_PARAMETERS:
+                hints[tool.name][name] = ranked[0]
+                continue
+            taken = set().union(*(_kinds(o, tool.properties[o], hints[tool.name].get(o, "")) for o in tool.properties
+                                  if o != name))
+            for hint in ranked:
+                kinds = _kinds(name, prop, hint) - {"prefixed_id"}
+                kinds |= {_shape(f.kind, f.value) for f in find_values(hint, 0) if f.kind == "prefixed_id"}
+                if kinds & seen and not kinds & taken:
+                    hints[tool.name][name] = hint
+                    break
+
+
+def _misrouted(
+    catalog: Catalog, episodes: Sequence[EpisodeSeen], hints: Mapping[str, Mapping[str, str]]
+) -> list[tuple[str, str]]:
+    """(tool, parameter) pairs where a parameter with no description, whose name asks for no kind of
+    value, was sent a value (an email, a date) of a kind another parameter of the call asks for and
+    did not get: "data" took the email "user" needed."""
+    out: list[tuple[str, str]] = []
+    for call in (c for ep in episodes for c in ep.calls if c.tool in catalog):
+        tool = catalog.get(str(call.tool))
+        wants = {name: _kinds(name, prop, hints[tool.name].get(name, "")) for name, prop in tool.properties.items()}
+        for name, value in call.arguments.items():
+            if name not in wants or wants[name] or hints[tool.name].get(name) or (tool.name, name) in out:
+                continue
+            if any(_sent_kinds(value) & kinds and not _sent_kinds(call.arguments.get(other, "")) & kinds
+                   for other, kinds in wants.items() if other != name):
+                out.append((tool.name, name))
+    return out
+
+
+def _kinds(name: str, prop: Mapping, hint: str) -> set[str]:
+    """Kinds of value a parameter asks for by its name, schema and description, as `property_kinds`
+    reads them (a date also as written out, "March 10, 2026")."""
+    kinds, shapes, _ = property_kinds(name, {**prop, "description": f"{prop.get('description', '')} {hint}"})
+    return kinds | shapes | ({"date_text"} if "date" in kinds else set())
+
+
+def _sent_kinds(value: object) -> set[str]:
+    text = str(value).strip()
+    return {f.kind for f in find_values(text, 0) if f.value == text}
+
+
+def _shape(kind: str, value: str) -> str:
+    """A value's kind; for a prefixed id with its letters ("prefixed_id:ENG"), which tell ids apart."""
+    return f"{kind}:{value.split('-')[0].upper()}" if kind == "prefixed_id" else kind
+
+
+def _final(tool: ToolDef, name: str, hint: str) -> str:
+    """The description after the parameter's old one (unless it holds it), "Optional." first when it is."""
+    old = str(tool.properties[name].get("description") or "").strip().rstrip(".")
+    text = hint if not old or old.lower() in hint.lower() else f"{old}. {hint}"
+    return text if name in tool.required or text.lower().startswith("optional") else f"Optional. {text}"
+
+
+def _shapes(text: str, prompts: Sequence[str]) -> str:
+    """The text with every value replaced by a synthesised one of the same shape (`synthesise`)."""
+    for found in sorted(find_values(text, 0), key=lambda f: -f.position):
+        if found.kind not in ("quoted", "number", "money"):
+            start = text.find(found.value, found.position)
+            text = text[:start] + synthesise(found.value, found.kind, prompts) + text[start + len(found.value) :]
+    return re.sub(r"(YYYY-MM-DD)(?:,? (?:e\.g\.|like|such as) YYYY-MM-DD)+", r"\1", text)
+
+
+def synthesise(value: str, kind: str, prompts: Sequence[str]) -> str:
+    """A value of the same shape as `value` that no prompt contains: dates as YYYY-MM-DD, `#` numbers
+    as #NNNNN, emails as name@example.com, other values with their digits renumbered."""
+    if kind in ("date", "date_text"):
+        return "YYYY-MM-DD"
+    if kind == "hash_id":
+        return "#" + "N" * (len(value) - 1)
+    if kind == "email":
+        return "name@example.com"
+    for shift in range(10):
+        digits = itertools.cycle("1234567890"[shift:] + "1234567890"[:shift])
+        made = re.sub(r"\d", lambda _match, d=digits: next(d), value)
+        if not leaked_phrases(made, prompts):
+            return made
+    return re.sub(r"\d", "N", value)

@@ -1,0 +1,36 @@
+"""`optimizer worker`: evaluate trials of a running optimization's search from another process.
+
+The main `optimize` process stores each round's pool, search settings and run location with the
+round's optuna study. A worker loads them, opens the same run (its episode store, server and tasks),
+and asks, evaluates and tells trials until the study holds its planned number of finished trials.
+Episodes go through the shared run store, so no (candidate, task, model) is run twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from optimizer.evaluate import Progress
+from optimizer.loop import Evaluator, OptimizeConfig, make_objective, open_optimize_run
+from optimizer.run import RunError
+from optimizer.search import SearchError, search, study_setup
+
+
+async def run_worker(storage: str, study_name: str, *, progress: Progress | None = None) -> dict[str, Any]:
+    """Work on one round's study until it is full; return what this worker did."""
+    try:
+        pool, config = study_setup(storage, study_name)
+    except SearchError as exc:
+        raise RunError(str(exc)) from None
+    context = config.context or {}
+    if "runs_dir" not in context or "run_id" not in context:
+        raise RunError(f"study {study_name!r} does not say which run it belongs to")
+    async with open_optimize_run(None, runs_dir=Path(context["runs_dir"]), run_id=None,
+                                 resume=context["run_id"]) as run:
+        if not isinstance(run.config, OptimizeConfig):
+            raise RunError(f"run {context['run_id']} is not an optimize run")
+        evaluator = Evaluator(run, progress)
+        result = await search(pool, [], make_objective(evaluator, run.taskset.split("train")), config)
+        return {"study": study_name, "run_id": run.store.run_id, "trials_in_study": len(result.trials),
+                "episodes": evaluator.episodes, "best_accuracy": result.best.accuracy}

@@ -1,0 +1,50 @@
+"""Several processes share one optimize study through one SQLite file (`optimizer worker`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from optimizer.search import SearchError, load_trials
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY = "from optimizer.cli import main; main()"
+
+
+def test_workers_evaluate_trials_of_a_running_optimize(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs" / "shared"
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    main = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "optimize", "--server", f"{sys.executable} {ROOT / 'examples/support/server.py'}",
+         "--tasks", str(ROOT / "examples/support/tasks"), "--models", "sim:lexical?latency_ms=40", "--rounds", "1",
+         "--trials", "16", "--storage", storage, "--runs-dir", str(tmp_path / "runs"), "--run-id", "shared",
+         "--json"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    study = "optimize-shared-r1"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            load_trials(storage, study)
+            break
+        except SearchError:
+            time.sleep(0.3)
+    workers = [subprocess.Popen([sys.executable, "-c", ENTRY, "worker", "--storage", storage, "--study", study,
+                                 "--json"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(2)]
+    outputs = [w.communicate(timeout=300) for w in workers]
+    main_out, main_err = main.communicate(timeout=300)
+    assert main.returncode in (0, 1), main_err[-3000:]
+    for worker, (_out, err) in zip(workers, outputs, strict=True):
+        assert worker.returncode == 0, err[-3000:]
+    reports = [json.loads(out) for out, _ in outputs]
+    assert sum(r["episodes"]["run"] for r in reports) > 0, f"the workers evaluated nothing: {reports}"
+    trials = [t for t in load_trials(storage, study) if t["state"] in ("COMPLETE", "PRUNED")]
+    assert len(trials) >= 16
+    summary = json.loads(main_out)
+    assert summary["run_id"] == "shared" and (run_dir / "winning.patch").exists()
