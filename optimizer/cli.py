@@ -12,12 +12,13 @@ from typing import Annotated, Any
 
 import typer
 
+from optimizer.cli_common import err, fail, out, parse_headers
 from optimizer.definitions import Candidate, DefinitionError
 from optimizer.models import OFFLINE_DEFAULT, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.run import EvalConfig, RunError, run_eval
 from optimizer.servers import ServerError, ServerPool, ServerSpec
-from optimizer.views import EvalProgress, make_console, print_eval
+from optimizer.views import EvalProgress, print_eval
 
 app = typer.Typer(
     name="optimizer",
@@ -26,8 +27,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = make_console(stderr=True)
-out = make_console()
 
 ServerOpt = Annotated[
     str | None,
@@ -43,19 +42,6 @@ OverlayOpt = Annotated[
 ]
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
-    return typer.Exit(code)
-
-
-def _headers(values: list[str] | None) -> dict[str, str]:
-    headers = {}
-    for value in values or []:
-        name, sep, text = value.partition(":")
-        if not sep or not name.strip():
-            raise fail(f"--header {value!r} is not of the form 'Name: value'")
-        headers[name.strip()] = text.strip()
-    return headers
 
 
 @app.command("eval")
@@ -99,7 +85,7 @@ def eval_command(
                 server=server, tasks=str(tasks), models=tuple(parse_models(models)),
                 overlay=str(overlay) if overlay else None, epochs=epochs, heldout=heldout, seed=seed,
                 max_connections=max_connections, server_instances=server_instances, tool_timeout=tool_timeout,
-                max_turns=max_turns, allow_destructive=allow_destructive, headers=_headers(header),
+                max_turns=max_turns, allow_destructive=allow_destructive, headers=parse_headers(header),
             )
         except ModelSpecError as exc:
             raise fail(str(exc)) from None
@@ -135,7 +121,7 @@ def dump_command(
     from optimizer.patch import dump_definitions, load_overlay
 
     async def dump() -> list[Path]:
-        spec = ServerSpec.parse(server, headers=_headers(header))
+        spec = ServerSpec.parse(server, headers=parse_headers(header))
         async with ServerPool(spec, instances=1) as pool:
             catalog = await pool.list_tools()
         candidate = load_overlay(overlay, catalog) if overlay else Candidate()

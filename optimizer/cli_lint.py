@@ -17,31 +17,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from optimizer.cli_common import err, fail, out, parse_headers
 from optimizer.definitions import Catalog, DefinitionError, ToolDef, apply
 from optimizer.lint import DEFAULT_MAX_TOOLS, LintReport, lint, to_sarif
 from optimizer.patch import load_definitions, load_overlay
 from optimizer.servers import ServerError, ServerPool, ServerSpec
-from optimizer.views import make_console
-
-err = make_console(stderr=True)
-out = make_console()
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
-    return typer.Exit(code)
-
-
-def _headers(values: list[str] | None) -> dict[str, str]:
-    headers = {}
-    for value in values or []:
-        name, sep, text = value.partition(":")
-        if not sep or not name.strip():
-            raise _fail(f"--header {value!r} is not of the form 'Name: value'")
-        headers[name.strip()] = text.strip()
-    return headers
 
 
 def lint_command(
@@ -63,8 +47,8 @@ def lint_command(
     """Check tool definitions without calling a model: trigger sentence, boundaries, parameters, returns,
     mechanics, annotations, names, size, overlap and overload, with a 0-100 score per tool and per server."""
     if (server is None) == (definitions is None):
-        raise _fail("give exactly one of --server CMD|URL or --definitions DIR")
-    headers = _headers(header)
+        raise fail("give exactly one of --server CMD|URL or --definitions DIR")
+    headers = parse_headers(header)
     files: list[str] = []
     try:
         if definitions is not None:
@@ -78,7 +62,7 @@ def lint_command(
         if sarif is not None:
             _write(sarif, json.dumps(to_sarif(report, artifacts=artifacts), indent=2, ensure_ascii=False) + "\n")
     except (ServerError, DefinitionError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:

@@ -12,19 +12,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from optimizer.cli_common import err, fail, out
 from optimizer.loop import OptimizeConfig
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.run import RunError
-from optimizer.views import OFFLINE_LABEL, EvalProgress, make_console
-
-err = make_console(stderr=True)
-out = make_console()
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
-    return typer.Exit(code)
+from optimizer.views import OFFLINE_LABEL, EvalProgress
 
 
 def optimize_command(
@@ -90,10 +83,10 @@ def optimize_command(
                                             progress=progress.advance,
                                             on_start=lambda run: progress.start(run, 0)))
     except (RunError, ModelSpecError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - a bug must not exit 1, which means "the gate failed"
         err.print_exception()
-        raise _fail(f"internal error: {type(exc).__name__}: {exc}") from None
+        raise fail(f"internal error: {type(exc).__name__}: {exc}") from None
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     else:
