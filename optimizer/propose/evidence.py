@@ -13,6 +13,10 @@ Contract of `build_evidence`:
 - The structured fields hold everything, whatever the budget: `failures` (in text order),
   `successes` (the sample), `confusions` (expected first tool -> chosen first tool -> count, over
   failed episodes; "(no call)" when the agent called nothing) and `prompts_by_tool`.
+
+`argument_notes` reads the calls of (train) episodes for what they show about argument formats:
+validation errors per parameter, what errors call a parameter, accepted and rejected values, and
+amounts that came back divided by 100. Its texts keep literal values; proposers must replace them.
 """
 
 from __future__ import annotations
@@ -335,12 +339,12 @@ def argument_notes(
 def format_asked(message: str) -> str:
     """What a validation message asks for, its examples kept: "id must be a customer id like C-1042
     (got 'x')" -> "a customer id like C-1042"; a closed list as "one of: a, b or c"; a message of
-    another form, up to its "(got …)"."""
+    another form up to its "(got …)", without a leading "expected"."""
     text = re.split(r"\s*\(got\b", message, maxsplit=1)[0].strip().rstrip(".")
     text = re.sub(r"\s*-\s*that looks like .*$", "", text)
     match = _MUST.match(text)
     if not match:
-        return text
+        return re.sub(r"^expected\s+", "", text, flags=re.IGNORECASE)
     what = listed(match.group("what"))
     if what == match.group("what") and match.group("verb").lower() == "look like":
         what = f"looks like {what}"

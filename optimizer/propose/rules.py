@@ -22,6 +22,7 @@ the train prompts: every text passes `leaked_phrases`, and values shown by examp
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -74,19 +75,22 @@ def leaked_phrases(text: str, prompts: Iterable[str]) -> list[str]:
     """What `text` copies from `prompts`, sorted and unique: values (emails, ids, urls, paths, dates,
     money, phones, codes, numbers of 3+ digits) and phrases of 3+ consecutive words with at least two
     content words, within one clause of each (commas and other punctuation end a phrase)."""
+    values, runs, phrases = _prompt_index(tuple(prompts))
     lowered = text.lower()
-    grams = {g for segment in _segments(text) for g in _grams(segment)}
-    found: set[str] = set()
-    for prompt in prompts:
-        for value in find_values(prompt, 0):
-            literal = value.value.lower()
-            if value.kind == "quoted" or (value.kind == "number" and len(re.sub(r"\D", "", literal)) < 3):
-                continue
-            if re.search(rf"(?<![\w@#$-]){re.escape(literal)}(?![\w@-])", lowered):
-                found.add(value.value)
-        found.update(run for run in re.findall(r"\d{3,}", prompt) if re.search(rf"(?<!\d){run}(?!\d)", text))
-        found.update(" ".join(g) for segment in _segments(prompt) for g in _grams(segment) if g in grams)
+    found = {v for v in values if re.search(rf"(?<![\w@#$-]){re.escape(v.lower())}(?![\w@-])", lowered)}
+    found.update(run for run in runs if re.search(rf"(?<!\d){run}(?!\d)", text))
+    found.update(" ".join(g) for segment in _segments(text) for g in _grams(segment) if g in phrases)
     return sorted(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _prompt_index(prompts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, ...]]]:
+    """The values, digit runs (3+) and 3-word phrases of a set of prompts, computed once per set."""
+    values = {f.value for p in prompts for f in find_values(p, 0)
+              if f.kind != "quoted" and not (f.kind == "number" and len(re.sub(r"\D", "", f.value)) < 3)}
+    runs = {run for p in prompts for run in re.findall(r"\d{3,}", p)}
+    phrases = {g for p in prompts for segment in _segments(p) for g in _grams(segment)}
+    return frozenset(values), frozenset(runs), frozenset(phrases)
 
 
 def _segments(text: str) -> list[list[str]]:
@@ -269,6 +273,7 @@ class _Study:
             said = [w for w in VERB_WORDS[verb] if not set(terms(w)) <= set(terms(purpose))]
             purpose += f" ({listing(said)})" if said else ""
             vocab = [t for t in vocab if t not in set(terms(" ".join(said)))]
+        spare = [t for t in self.tasks.ranked(tool.name, 1, variant.mode) if t not in own and t not in vocab]
         shape = [variant.vocab, variant.extra, variant.returns, min(2, len(boundaries)), 0]
         text = ""
         for _ in range(60):
@@ -283,6 +288,8 @@ class _Study:
                 shape[1 if shape[1] else 3 if shape[3] > 1 else 2] -= 1
             elif len(text) < SHORT and (shape[0] + shape[1] < len(vocab) or shape[4] < 2):
                 shape[1 if shape[0] + shape[1] < len(vocab) else 4] += 1
+            elif len(text) < SHORT and spare:  # still short: words of single prompts after all
+                vocab, spare = vocab + spare, []
             else:
                 break
         return text
@@ -297,7 +304,7 @@ class _Study:
         if extra and readable[first:]:
             parts.append(f"Use when a request mentions {listing(readable[first : first + extra])}.")
         parts += boundaries[:bounded]
-        parts += [_inputs(tool) if padding else "", RECOVERY if padding > 1 else ""]
+        parts += [_inputs(tool, self.hints.get(tool.name, {})) if padding else "", RECOVERY if padding > 1 else ""]
         return " ".join(p for p in parts if p)
 
     def boundaries(self, tool: ToolDef, exposed: Mapping[str, str], mine: set[str]) -> list[str]:
@@ -503,13 +510,15 @@ def _purpose(tool: ToolDef, name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _inputs(tool: ToolDef) -> str:
-    """ "Inputs: id (required), user or value (optional)." """
-    required = [p for p in tool.properties if p in tool.required]
-    optional = [p for p in tool.properties if p not in tool.required]
-    parts = [f"{listing(required)} (required)" if required else "",
-             f"{listing(optional)} (optional)" if optional else ""]
-    return f"Inputs: {', '.join(p for p in parts if p)}." if tool.properties else ""
+def _inputs(tool: ToolDef, hints: Mapping[str, str]) -> str:
+    """ "Inputs: id (required, an issue key like ENG-234), user (optional)." with the first clause of
+    each parameter's description."""
+    parts = []
+    for name in tool.properties:
+        hint = re.split(r"[;.](?:\s|$)", hints.get(name, "").removeprefix("Optional. "), maxsplit=1)[0].strip()
+        flag = "required" if name in tool.required else "optional"
+        parts.append(f"{name} ({flag}{', ' + hint[:1].lower() + hint[1:] if hint else ''})")
+    return f"Inputs: {', '.join(parts)}." if parts else ""
 
 
 def _singular(word: str) -> str:
@@ -561,7 +570,7 @@ def parameter_hints(
             shown = _shapes((notes.get(tool.name) or {}).get(name, ArgumentNote()).shapes(), prompts)
             if shown and name not in hints[tool.name]:
                 hints[tool.name][name] = f"{shown[:1].upper()}{shown[1:]}."
-    lists = {name: hint[hint.lower().index("one of:"):].rstrip(".") for tool in catalog.tools
+    lists = {name: "one of:" + hint[hint.lower().index("one of:") + 7 :].rstrip(".") for tool in catalog.tools
              for name, hint in hints[tool.name].items() if "one of:" in hint.lower()}
     for tool in catalog.tools:
         for name, hint in list(hints[tool.name].items()):
