@@ -209,7 +209,9 @@ def namespace_word(catalog: Catalog, candidate: Candidate) -> str:
 
 
 def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
-    """Apply a candidate: renames, descriptions, parameter descriptions, then the namespace scheme.
+    """Apply a candidate: renames, descriptions, parameter descriptions, then the namespace scheme. A
+    boundary sentence's "use X instead" that names a tool by another of its names (original or new, with
+    or without a namespace) is brought to the name the tool is exposed under.
 
     Raises DefinitionError for an edit of a tool the catalog lacks, an unknown parameter, a name MCP
     does not allow, or two tools ending up with the same exposed name.
@@ -222,17 +224,21 @@ def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
     routing: dict[str, str] = {}
     for tool in catalog.tools:
         edit = candidate.edits.get(tool.name, ToolEdit())
-        schema = _with_parameter_descriptions(tool, edit.parameters)
         name = namespaced(tool.name if edit.name is None else edit.name, candidate.scheme, word)
         if not MCP_NAME.match(name):
             raise DefinitionError(f"{name!r} (for {tool.name}) is not a valid MCP tool name")
         if name in routing:
             raise DefinitionError(f"two tools would both be exposed as {name!r}")
         routing[name] = tool.name
+    aliases = _aliases(catalog, candidate, word, routing)
+    for name, original in routing.items():
+        tool, edit = catalog.get(original), candidate.edits.get(original, ToolEdit())
+        schema = _with_parameter_descriptions(tool, edit.parameters)
+        description = tool.description if edit.description is None else _retarget(edit.description, aliases)
         exposed.append(
             ToolDef(
                 name=name,
-                description=tool.description if edit.description is None else edit.description,
+                description=description,
                 input_schema=schema,
                 output_schema=tool.output_schema,
                 annotations=tool.annotations,
@@ -240,6 +246,27 @@ def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
             )
         )
     return Exposed(tools=tuple(exposed), routing=routing)
+
+
+_USE_INSTEAD = re.compile(r"\b(use )([A-Za-z0-9_.-]+)( instead)\b")
+
+
+def _aliases(catalog: Catalog, candidate: Candidate, word: str, routing: Mapping[str, str]) -> dict[str, str]:
+    """Other names of each tool (original, edited, under every scheme) -> the name it is exposed under."""
+    final = {original: name for name, original in routing.items()}
+    out: dict[str, str] = {}
+    for tool in catalog.tools:
+        edit = candidate.edits.get(tool.name, ToolEdit())
+        for base in {tool.name, edit.name or tool.name}:
+            for scheme in SCHEMES:
+                alias = namespaced(base, scheme, word)
+                if alias not in routing or routing[alias] == tool.name:
+                    out.setdefault(alias, final[tool.name])
+    return out
+
+
+def _retarget(text: str, aliases: Mapping[str, str]) -> str:
+    return _USE_INSTEAD.sub(lambda m: f"{m[1]}{aliases.get(m[2], m[2])}{m[3]}", text)
 
 
 def _with_parameter_descriptions(tool: ToolDef, parameters: Mapping[str, str]) -> dict[str, Any]:

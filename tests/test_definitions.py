@@ -249,3 +249,22 @@ def test_canonical_is_a_copy_the_caller_may_edit() -> None:
 def test_canonical_json_is_sorted_indented_with_newline() -> None:
     expected = '{\n  "a": {\n    "c": "é",\n    "d": 2\n  },\n  "b": 1\n}\n'
     assert canonical_json({"b": 1, "a": {"d": 2, "c": "é"}}) == expected
+
+
+@pytest.mark.parametrize(
+    "written", ["lookup_order", "find_order", "support_desk_find_order", "lookup_order_support_desk"]
+)
+def test_use_instead_names_the_tool_as_it_is_exposed(written: str) -> None:
+    """Edits chosen from different proposals may name a neighbour by a name it no longer has."""
+    candidate = Candidate(edits={
+        "get_customer": ToolEdit(description=f"Customers. Not for orders; use {written} instead. Not to lookup_order."),
+        "lookup_order": ToolEdit(name="find_order"),
+    }, scheme="prefix")
+    text = by_name(apply(catalog(), candidate).tools)["support_desk_get_customer"].description
+    assert text == "Customers. Not for orders; use support_desk_find_order instead. Not to lookup_order."
+
+
+def test_use_instead_keeps_names_of_no_tool_and_the_baseline_text() -> None:
+    candidate = Candidate(edits={"lookup_order": ToolEdit(description="Orders. Use the web page instead.")})
+    assert by_name(apply(catalog(), candidate).tools)["lookup_order"].description == "Orders. Use the web page instead."
+    assert apply(catalog(), Candidate()).tools == catalog().tools

@@ -155,7 +155,7 @@ def test_parameter_formats_from_validation_errors_and_results() -> None:
 def test_a_bare_generic_verb_gets_the_object_its_results_name() -> None:
     renamed = propose(k=1)[0].edits["search"]
     assert renamed.name == "search_documents"
-    assert "runbook" in (renamed.description or "")
+    assert "documents (" in (renamed.description or "")  # the concept its tasks and results share
     assert any(c.edits["search"].name is None for c in propose(k=8))  # some variants keep the name
 
 

@@ -136,7 +136,9 @@ def property_kinds(name: str, prop: Mapping[str, Any]) -> tuple[set[str], set[st
 def fill_arguments(
     schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str], prefer: set[str] = frozenset()
 ) -> dict[str, Any]:
-    """Arguments for a call: every required parameter, plus optional ones with a confident value."""
+    """Arguments for a call: every required parameter, plus optional ones with a confident value.
+    Parameters that ask for a kind of value (an email, a date, an id shape) choose first, so a vague
+    parameter listed before them cannot take the value they name."""
     found = find_values(clause, 0) + find_values(prompt, 1)
     for text in results:  # successful results only: an error's example value is not data
         found += find_values(text, 2)
@@ -144,14 +146,14 @@ def fill_arguments(
     required = set(schema.get("required") or [])
     args: dict[str, Any] = {}
     used: set[str] = set()
-    for name, prop in props.items():
-        if not isinstance(prop, Mapping):
-            continue
-        value = _value_for(name, prop, found, used, clause, prefer, required=name in required)
+    typed = {name: bool(set().union(*property_kinds(name, prop)[:2])) for name, prop in props.items()
+             if isinstance(prop, Mapping)}
+    for name in sorted(typed, key=lambda n: not typed[n]):
+        value = _value_for(name, props[name], found, used, clause, prefer, required=name in required)
         if value is not None:
             args[name] = value
             used.add(str(value))
-    return args
+    return {name: args[name] for name in props if name in args}
 
 
 def _value_for(

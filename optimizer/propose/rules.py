@@ -3,12 +3,14 @@
 What it writes for a tool (PRINCIPLES: what + when, boundary, inputs, about 200-400 characters):
 - a trigger first sentence, all a skimming reader sees: the purpose (from the name and the old
   description, no preamble), everyday words for a generic operation ("update" -> change, move, …),
-  the words that mark this tool's train tasks, and the fields its results show. Task words are
-  stemmed with `terms`, grouped with their inflections, ranked by how many prompts use them and how
-  much of their use falls on this tool (`_Table.ranked`), and written in their commonest surface
-  form; values, proper nouns and (unless `loose`) words of a single prompt are left out;
-- a "Use when" sentence with more of that vocabulary, for readers of the whole description;
-- "Not for …; use X instead." on a tool agents called when X was expected, with X's words;
+  and the concepts its requests are about, named in general words from `lexicon` ("deliveries (where
+  a package or parcel is, the courier, tracking, arrival)"): first those its name signals, then those
+  of its train tasks (concepts in two or more of its prompts, ranked by `_Table.ranked`), then those
+  of its old description;
+- "Also fits requests about …" with more concepts, "Typical requests mention …" with at most a few
+  plain words that three or more of its prompts use (never values, proper nouns or rare words), and
+  the field labels its results show;
+- "Not for …; use X instead." on a tool agents called when X was expected, with X's concepts;
 - parameter descriptions from validation errors, what errors call a parameter, schemas, amounts
   that came back divided by 100 (cents), same-named parameters of other tools and accepted shapes;
 - verb_object renames of bare generic verbs and generic objects (`search`, `get_item`).
@@ -34,6 +36,7 @@ from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespa
 from optimizer.models.sim_fill import describe_values, find_values, property_kinds
 from optimizer.propose.base import EpisodeSeen, Evidence
 from optimizer.propose.evidence import ArgumentNote, argument_notes, listing
+from optimizer.propose.lexicon import concept, concepts_in
 from optimizer.text import STOPWORDS, first_sentence, sentences, stem, terms, words
 
 GENERIC_VERBS = frozenset(("search", "get", "list", "create", "query", "find", "fetch", "update", "delete", "run",
@@ -46,6 +49,8 @@ GENERIC_PARAMETERS = frozenset(("id", "value", "data", "q", "query", "input", "t
 REQUEST_VERBS = frozenset(terms("look tell show find get give check open pull read see list search set make create "
                                 "file log raise move mark send book schedule write add update change help hand "
                                 "put run let say ask use take keep call go come happen"))
+UNITS = frozenset(("words", "characters", "bytes", "lines", "items", "results", "matches", "seconds", "minutes",
+                   "hours", "days", "times"))
 KIND_WORDS = frozenset(terms("email number id date amount phone link path"))
 BOUNDARY_TERMS = frozenset(terms("instead rather not use"))
 VERB_WORDS = {  # everyday words for generic operations (plain English, not any one server's)
@@ -105,14 +110,14 @@ def _grams(seq: list[str]) -> Iterable[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class Variant:
-    """One way of rewriting: trigger / "Use when" / result word counts, whether single-prompt words
-    count (`loose`), how words are ranked (`_Table.ranked` modes), everyday verbs, renames, boundary
-    sentences, and which tools ("all" with train tasks or failures, or only "failing" ones)."""
+    """One way of rewriting: trigger / "Also fits" concept counts, "Typical requests" words, result
+    labels, how concepts are ranked (`_Table.ranked` modes), everyday verbs, renames, boundary sentences,
+    and which tools ("all" with train tasks or failures, or only "failing" ones)."""
 
-    vocab: int = 5
-    extra: int = 6
+    vocab: int = 3
+    extra: int = 3
+    mentions: int = 3
     returns: int = 4
-    loose: bool = False
     mode: str = "share"
     verbs: bool = True
     rename: bool = True
@@ -121,14 +126,14 @@ class Variant:
 
 
 VARIANTS = (
-    Variant(vocab=7, extra=8, loose=True, mode="spread"),
-    Variant(vocab=7, extra=8, loose=True),
-    Variant(vocab=5, extra=6, loose=True, mode="mixed", boundaries=False),
-    Variant(vocab=5, extra=6, returns=6, rename=False, verbs=False),
-    Variant(vocab=5, extra=6, loose=True, mode="common", scope="failing"),
-    Variant(vocab=4, extra=4, returns=2, loose=True, mode="spread", rename=False),
-    Variant(vocab=6, extra=0, returns=0, boundaries=False, loose=True, verbs=False),
-    Variant(vocab=8, extra=10, returns=6, loose=True, mode="mixed"),
+    Variant(vocab=3, extra=3, mentions=0),
+    Variant(vocab=3, extra=3, mode="common", scope="failing"),
+    Variant(vocab=2, extra=3, mentions=0, mode="spread"),
+    Variant(vocab=4, extra=4, mentions=2, returns=6, mode="mixed"),
+    Variant(vocab=2, extra=2, mentions=0, returns=6, rename=False, verbs=False),
+    Variant(vocab=1, extra=2, returns=2, mode="spread", rename=False),
+    Variant(vocab=3, extra=0, mentions=0, returns=0, boundaries=False, verbs=False),
+    Variant(vocab=2, extra=2, mentions=2, mode="mixed", boundaries=False),
 )
 
 
@@ -168,6 +173,8 @@ class _Study:
                               | {e.prompt for e in episodes})
         order = {e.prompt: e.expected_tools for e in episodes}
         self.tasks = _Table(_tool_docs(evidence.prompts_by_tool, order, _lowercase(self.prompts)))
+        self.concepts = _Table({tool: [([(k, k) for k in concepts_in({t for t, _ in pairs} - KIND_WORDS)], weight)
+                                       for pairs, weight in docs] for tool, docs in self.tasks.docs.items()})
         self.results = _results_by_tool(episodes)
         lower = _lowercase(describe_values(text) for texts in self.results.values() for text in texts)
         self.outputs = _Table({tool: [(_content(text, lower), 1.0) for text in texts]
@@ -191,7 +198,7 @@ class _Study:
             scores[term] += self.tasks.count(tool.name, term)
         results = self.results.get(tool.name, [])
         heads = [text.strip().split("\n")[0] for text in results]
-        plurals = Counter(p for head in heads for p in dict.fromkeys(_COUNT_NOUN.findall(head)))
+        plurals = Counter(p for head in heads for p in dict.fromkeys(_COUNT_NOUN.findall(head)) if p not in UNITS)
         for plural, count in plurals.items():
             if len(results) >= 2 and count * 2 >= len(results):
                 scores[stem(plural)] += 2.0
@@ -205,14 +212,12 @@ class _Study:
         return _singular(self.word(ranked[0][1])) if ranked and -ranked[0][0] >= 2 else None
 
     def returns(self, tool: str) -> list[str]:
-        """What the tool's results hold: field labels most of them show ("Status:", "Owner:"), then words
-        every one of three or more results repeats that mark this tool's results more than other
-        tools' (with fewer results, repeated words are as likely values as field names)."""
+        """What the tool's results hold: the field labels most of them show ("Status:", "Owner:")."""
         results = self.results.get(tool, [])
         labels = Counter(label for text in results for label in dict.fromkeys(_LABEL.findall(text)))
         out = [t for label, n in labels.most_common() if n * 2 >= len(results) for t in terms(label)
                if t not in KIND_WORDS]
-        return list(dict.fromkeys([*out, *(self.outputs.ranked(tool, len(results)) if len(results) >= 3 else [])]))
+        return list(dict.fromkeys(out))
 
     # --- candidates -----------------------------------------------------------------------------------
 
@@ -261,56 +266,63 @@ class _Study:
         return out
 
     def describe(self, tool: ToolDef, variant: Variant, exposed: Mapping[str, str], name: str) -> str:
-        """Trigger and "Use when" sentences, boundaries, then inputs and recovery while short; trimmed to
-        the length band and cleared of everything `leaked_phrases` finds."""
+        """Trigger and "Use when" sentences naming the concepts of the tool's train tasks (`lexicon`) and
+        of its own text, what its results show, boundaries, then inputs and recovery while short; fitted
+        to the length band, and no concept whose phrase `leaked_phrases` flags."""
         own = set(terms(name))
-        vocab = [t for t in self.tasks.ranked(tool.name, 1 if variant.loose else 2, variant.mode) if t not in own]
-        returns = [t for t in self.returns(tool.name) if t not in own and t not in vocab[: variant.vocab]]
-        mine = own | set(self.tasks.df.get(tool.name, Counter()))
-        boundaries = self.boundaries(tool, exposed, mine) if variant.boundaries else []
+        said = terms(f"{name} {tool.name}")
+        named = sorted(concepts_in(set(said)), key=lambda k: [t in concept(k).signals for t in said].index(True))
+        found = self.concepts.ranked(tool.name, 2, variant.mode)
+        vocab = list(dict.fromkeys([*named, *found, *concepts_in(set(terms(tool.description)))]))
+        returns = [t for t in self.returns(tool.name) if t not in own]
+        phrased = {t for k in vocab for t in terms(concept(k).phrase)}
+        floor = 3
+        mentions = [t for t in self.tasks.ranked(tool.name, floor, "share")
+                    if t not in own | phrased | REQUEST_VERBS | GENERIC_VERBS][: variant.mentions]
+        boundaries = self.boundaries(tool, exposed, set(vocab)) if variant.boundaries else []
         purpose, verb = _purpose(tool, name), (words(name) or [""])[0]
         if variant.verbs and verb in VERB_WORDS:  # what people call a generic operation
             said = [w for w in VERB_WORDS[verb] if not set(terms(w)) <= set(terms(purpose))]
             purpose += f" ({listing(said)})" if said else ""
-            vocab = [t for t in vocab if t not in set(terms(" ".join(said)))]
-        spare = [t for t in self.tasks.ranked(tool.name, 1, variant.mode) if t not in own and t not in vocab]
         shape = [variant.vocab, variant.extra, variant.returns, min(2, len(boundaries)), 0]
         text = ""
         for _ in range(60):
-            text = self._compose(purpose, vocab, returns, boundaries, tool, shape)
+            text = self._compose(purpose, vocab, mentions, returns, boundaries, tool, shape)
             leaks = leaked_phrases(text, self.prompts)
+            leaky = {k for k in vocab if any(leak in concept(k).phrase.lower() for leak in leaks)}
             bad = {t for leak in leaks for t in terms(leak)}
-            if leaks and not bad & set(vocab + returns):
+            if leaks and not leaky and not bad & set(mentions):
                 return _strip(text, leaks)
             if leaks:
-                vocab, returns = [t for t in vocab if t not in bad], [t for t in returns if t not in bad]
-            elif len(text) > LONG and (shape[1] or shape[3] > 1 or shape[2] > 2):
-                shape[1 if shape[1] else 3 if shape[3] > 1 else 2] -= 1
+                vocab, mentions = [k for k in vocab if k not in leaky], [t for t in mentions if t not in bad]
+            elif len(text) > LONG and (shape[1] or shape[3] > 1 or shape[2] > 2 or shape[0] > 1):
+                shape[1 if shape[1] else 3 if shape[3] > 1 else 2 if shape[2] > 2 else 0] -= 1
             elif len(text) < SHORT and (shape[0] + shape[1] < len(vocab) or shape[4] < 2):
                 shape[1 if shape[0] + shape[1] < len(vocab) else 4] += 1
-            elif len(text) < SHORT and spare:  # still short: words of single prompts after all
-                vocab, spare = vocab + spare, []
             else:
                 break
         return text
 
-    def _compose(self, purpose: str, vocab: list[str], returns: list[str], boundaries: list[str],
-                 tool: ToolDef, shape: list[int]) -> str:
+    def _compose(self, purpose: str, vocab: list[str], mentions: list[str], returns: list[str],
+                 boundaries: list[str], tool: ToolDef, shape: list[int]) -> str:
         first, extra, returned, bounded, padding = shape
-        readable = [self.word(t) for t in vocab]
-        trigger = purpose + (f": use it for requests about {listing(readable[:first])}" if first and readable else "")
-        trigger += f"; returns {listing([self.word(t) for t in returns[:returned]])}" if returned and returns else ""
+        named = [_phrase(k) for k in vocab]
+        trigger = purpose + (f": use it for {listing(named[:first])}" if first and named else "")
         parts = [trigger + "."]
-        if extra and readable[first:]:
-            parts.append(f"Use when a request mentions {listing(readable[first : first + extra])}.")
+        if extra and named[first:]:
+            parts.append(f"Also fits requests about {listing(named[first : first + extra])}.")
+        if mentions:
+            parts.append(f"Typical requests mention {listing([self.word(t) for t in mentions])}.")
+        if returned and returns:
+            parts.append(f"Results show {_and([self.word(t) for t in returns[:returned]])}.")
         parts += boundaries[:bounded]
         parts += [_inputs(tool, self.hints.get(tool.name, {})) if padding else "", RECOVERY if padding > 1 else ""]
         return " ".join(p for p in parts if p)
 
     def boundaries(self, tool: ToolDef, exposed: Mapping[str, str], mine: set[str]) -> list[str]:
         """"Not for …; use X instead." for the (at most two) tools X most often expected when agents
-        chose this one, counting those its current description already names that way. The words are
-        X's, those of the lost tasks first, none that this tool's own train tasks use."""
+        chose this one, counting those its current description already names that way. The concepts
+        are X's, those of the lost tasks first, none of this tool's own."""
         wrong: Counter[str] = Counter()
         for expected, row in self.evidence.confusions.items():
             if expected != tool.name and expected in exposed and row.get(tool.name):
@@ -325,13 +337,14 @@ class _Study:
                 wrong[other.name] += 1
         out = []
         for expected, _count in sorted(wrong.items(), key=lambda x: (-x[1], x[0]))[:2]:
-            lost = Counter(t for e in self.evidence.failures if e.expected_tools[:1] == (expected,)
-                           and e.chosen_tools[:1] == (tool.name,) for t in set(terms(_first_part(e))))
-            ranked = self.tasks.ranked(expected, 1)
-            theirs = [t for t in sorted(ranked, key=lambda t: (-lost[t], ranked.index(t)))
-                      if t not in mine and t not in KIND_WORDS][:4]
+            lost = Counter(k for e in self.evidence.failures if e.expected_tools[:1] == (expected,)
+                           and e.chosen_tools[:1] == (tool.name,) for k in concepts_in(set(terms(_first_part(e)))))
+            other = self.catalog.get(expected)
+            ranked = list(dict.fromkeys([*self.concepts.ranked(expected, 1),
+                                         *concepts_in(set(terms(f"{other.name} {other.description}")))]))
+            theirs = [k for k in sorted(ranked, key=lambda k: (-lost[k], ranked.index(k))) if k not in mine][:2]
             if theirs:
-                out.append(f"Not for {listing([self.word(t) for t in theirs])}; use {exposed[expected]} instead.")
+                out.append(f"Not for {listing([_phrase(k) for k in theirs])}; use {exposed[expected]} instead.")
         return out
 
 
@@ -519,6 +532,15 @@ def _inputs(tool: ToolDef, hints: Mapping[str, str]) -> str:
         flag = "required" if name in tool.required else "optional"
         parts.append(f"{name} ({flag}{', ' + hint[:1].lower() + hint[1:] if hint else ''})")
     return f"Inputs: {', '.join(parts)}." if parts else ""
+
+
+def _phrase(key: str) -> str:
+    """A concept as written in a description: "deliveries (where a package or parcel is, …)"."""
+    return concept(key).phrase
+
+
+def _and(items: Sequence[str]) -> str:
+    return listing(items).rsplit(" or ", 1)[0] + (" and " + items[-1] if len(items) > 1 else "")
 
 
 def _singular(word: str) -> str:
