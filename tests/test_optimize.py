@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,6 +95,40 @@ def test_rerunning_a_finished_run_makes_no_new_episodes(runs_dir: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout)
     assert summary["episodes"]["run"] == 0 and summary["episodes"]["cached"] > 0
+
+
+def test_a_run_killed_in_the_search_resumes_to_the_same_winner(runs_dir: Path) -> None:
+    fresh, fresh_dir = optimized("support", runs_dir)
+    args = ["--server", server("support"), "--tasks", str(ROOT / "examples/support/tasks"), "--offline",
+            "--runs-dir", str(runs_dir), "--run-id", "killed"]
+    proc = subprocess.Popen([sys.executable, "-c", "from optimizer.cli import optimize_main; optimize_main()", *args],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    db = runs_dir / "killed" / "run.db"
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and _episodes(db) < 400 and proc.poll() is None:
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    stored = _episodes(db)
+    assert stored >= 400 and not (runs_dir / "killed" / "summary.json").exists()
+    result = cli("--resume", "killed", "--runs-dir", str(runs_dir), "--json", script="optimize")
+    assert result.returncode == 0, result.stderr[-3000:]
+    resumed = json.loads(result.stdout)
+    assert resumed["episodes"]["cached"] >= stored - 8  # at most the episodes in flight at the kill are lost
+    assert resumed["winner"] == fresh["winner"] and resumed["gate"] == fresh["gate"]
+    assert (runs_dir / "killed" / "overlay.json").read_bytes() == (fresh_dir / "overlay.json").read_bytes()
+
+
+def _episodes(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
 
 
 def test_without_a_key_or_models_it_says_what_to_do(tmp_path: Path) -> None:
