@@ -156,7 +156,7 @@ def test_a_bare_generic_verb_gets_the_object_its_results_name() -> None:
     renamed = propose(k=1)[0].edits["search"]
     assert renamed.name == "search_documents"
     assert "documents (" in (renamed.description or "")  # the concept its tasks and results share
-    assert any(c.edits["search"].name is None for c in propose(k=8))  # some variants keep the name
+    assert any(c.edits.get("search", ToolEdit()).name is None for c in propose(k=8))  # some keep the name
 
 
 def test_descriptions_stay_in_the_length_band() -> None:
@@ -198,9 +198,10 @@ def test_builds_on_the_current_candidate() -> None:
 
 
 def test_boundaries_survive_a_round_that_no_longer_shows_the_confusion() -> None:
-    first = propose(k=1)[0]
+    first = Candidate(edits={"lookup_order": ToolEdit(description="Look up an order. Not for parcels; use "
+                                                                  "track_shipment instead.")})
     fixed = [e for e in EPISODES if e.task_id not in ("track1", "track2", "track3")]
-    proposer = RulesProposer([Variant(vocab=3, extra=2), Variant(vocab=6, extra=4, loose=True)])
+    proposer = RulesProposer([Variant(vocab=3, extra=2), Variant(vocab=1, extra=0, mentions=0, returns=0)])
     later = asyncio.run(proposer.propose(CATALOG, first, evidence(fixed), k=2, seed=0))
     assert len(later) == 2
     assert all("use track_shipment instead" in (c.edits["lookup_order"].description or "") for c in later)
