@@ -12,7 +12,20 @@ from typing import Annotated, Any
 
 import typer
 
-from optimizer.cli_common import err, fail, out, parse_headers
+from optimizer.cli_common import (
+    BatchOpt,
+    JudgeOpt,
+    MaxUsdOpt,
+    PricesOpt,
+    SystemPromptOpt,
+    ThinkingOpt,
+    err,
+    fail,
+    out,
+    parse_headers,
+    read_system_prompt,
+    resume_overrides,
+)
 from optimizer.definitions import Candidate, DefinitionError
 from optimizer.models import OFFLINE_DEFAULT, parse_models
 from optimizer.models.base import ModelSpecError
@@ -48,8 +61,9 @@ OverlayOpt = Annotated[
 def eval_command(
     server: ServerOpt = None,
     tasks: Annotated[Path | None, typer.Option("--tasks", help="Task file or directory (YAML, JSONL, XML).")] = None,
-    models: Annotated[str, typer.Option("--models", help="Comma-separated models, e.g. sim:lexical,sim:skim "
-                                        "(offline stand-ins; options ?seed=N&noise=0.2&latency_ms=50).")]
+    models: Annotated[str, typer.Option("--models", help="Comma-separated models: claude-haiku-5-5,claude-sonnet-5-5 "
+                                        "(needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured) or the offline "
+                                        "stand-ins sim:lexical,sim:skim (options ?seed=N&noise=0.2&latency_ms=50).")]
     = ",".join(OFFLINE_DEFAULT),
     overlay: OverlayOpt = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1, help="Runs of each task per model.")] = 1,
@@ -70,6 +84,12 @@ def eval_command(
     resume: Annotated[str | None, typer.Option("--resume", help="Finish an interrupted run; finished episodes "
                                                "are not repeated.")] = None,
     header: HeaderOpt = None,
+    thinking: ThinkingOpt = None,
+    batch: BatchOpt = False,
+    system_prompt: SystemPromptOpt = None,
+    max_usd: MaxUsdOpt = None,
+    prices: PricesOpt = None,
+    judge: JudgeOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")] = False,
 ) -> None:
     """Run the eval tasks against a server's tools with one or more agents, and report accuracy per
@@ -86,6 +106,8 @@ def eval_command(
                 overlay=str(overlay) if overlay else None, epochs=epochs, heldout=heldout, seed=seed,
                 max_connections=max_connections, server_instances=server_instances, tool_timeout=tool_timeout,
                 max_turns=max_turns, allow_destructive=allow_destructive, headers=parse_headers(header),
+                thinking=thinking, batch=batch, system_prompt=read_system_prompt(system_prompt),
+                max_usd=max_usd, prices=str(prices) if prices else None, judge=judge,
             )
         except ModelSpecError as exc:
             raise fail(str(exc)) from None
@@ -93,7 +115,8 @@ def eval_command(
     try:
         with progress:
             report = asyncio.run(run_eval(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
-                                          progress=progress.advance, on_start=progress.start))
+                                          progress=progress.advance, on_start=progress.start,
+                                          overrides=resume_overrides(max_usd, prices)))
     except RunError as exc:
         raise fail(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - exit 2 for every operational failure, with the traceback

@@ -12,7 +12,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from optimizer.cli_common import err, fail, out
+from optimizer.cli_common import (
+    BatchOpt,
+    JudgeOpt,
+    MaxUsdOpt,
+    PricesOpt,
+    SystemPromptOpt,
+    ThinkingOpt,
+    err,
+    fail,
+    out,
+    read_system_prompt,
+    resume_overrides,
+)
 from optimizer.loop import OptimizeConfig
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
@@ -44,7 +56,9 @@ def optimize_command(
     max_drop: Annotated[float, typer.Option("--max-drop", min=0, max=1, help="Largest held-out drop per model "
                                             "the gate allows.")] = 0.0,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the gate.")] = 0.05,
-    proposer: Annotated[str, typer.Option("--proposer", help="rules (offline).")] = "rules",
+    proposer: Annotated[str | None, typer.Option("--proposer", help="Who writes candidates: a Claude model "
+                                                 "(default claude-opus-5-5 when ANTHROPIC_API_KEY is set) or "
+                                                 "rules (offline, deterministic).")] = None,
     allow_leakage: Annotated[bool, typer.Option("--allow-leakage", help="Keep candidates that copy text from "
                                                 "train prompts.")] = False,
     storage: Annotated[str | None, typer.Option("--storage", help="Optuna storage URL (default: the run's "
@@ -56,13 +70,19 @@ def optimize_command(
     runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path("runs"),
     run_id: Annotated[str | None, typer.Option("--run-id")] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run.")] = None,
+    thinking: ThinkingOpt = None,
+    batch: BatchOpt = False,
+    system_prompt: SystemPromptOpt = None,
+    max_usd: MaxUsdOpt = None,
+    prices: PricesOpt = None,
+    judge: JudgeOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on stdout.")] = False,
 ) -> None:
     """Find better tool definitions: baseline, rounds of propose and search on the train tasks, then the
     winner against the baseline on held-out tasks for every model (the gate). Writes summary.json,
     report.md, overlay.json and winning.patch into the run directory. Exit 0 when the gate passes,
     1 when it fails, 2 on errors."""
-    from optimizer.pipeline import default_models, run_optimize
+    from optimizer.pipeline import default_models, default_proposer, run_optimize
 
     config = None
     try:
@@ -75,12 +95,15 @@ def optimize_command(
                 epochs=epochs, heldout=heldout, seed=seed, max_connections=max_connections,
                 tool_timeout=tool_timeout, allow_destructive=allow_destructive, rounds=rounds, trials=trials,
                 candidates=candidates, max_episodes=max_episodes, objective=objective, pareto=pareto,
-                max_drop=max_drop, alpha=alpha, proposer=proposer, allow_leakage=allow_leakage, storage=storage,
+                max_drop=max_drop, alpha=alpha, proposer=default_proposer(offline=offline, proposer=proposer),
+                allow_leakage=allow_leakage, storage=storage, thinking=thinking, batch=batch,
+                system_prompt=read_system_prompt(system_prompt), max_usd=max_usd,
+                prices=str(prices) if prices else None, judge=judge,
             )
         progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
         with progress:
             data = asyncio.run(run_optimize(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
-                                            progress=progress.advance,
+                                            progress=progress.advance, overrides=resume_overrides(max_usd, prices),
                                             on_start=lambda run: progress.start(run, 0)))
     except (RunError, ModelSpecError, ValueError) as exc:
         raise fail(str(exc)) from None

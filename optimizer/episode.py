@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from optimizer.definitions import Exposed
-from optimizer.models.base import AgentModel, Message, ModelUnavailable, ToolCall, ToolResult, Usage
+from optimizer.models.base import AgentModel, Message, ModelAccessError, ModelUnavailable, ToolCall, ToolResult, Usage
 from optimizer.servers import CallOutcome, ServerCrashed
 from optimizer.tasks import Task
 
@@ -83,6 +83,8 @@ async def run_episode(
     started = time.perf_counter()
     try:
         await _loop(episode, model, exposed, call_tool, config, seed, turn_slot)
+    except ModelAccessError:
+        raise
     except (ServerCrashed, ModelUnavailable) as exc:
         episode.status, episode.error = "infra_error", f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # noqa: BLE001 - a harness fault must not be scored as the model's
@@ -110,7 +112,7 @@ async def _loop(
         episode.model_seconds += time.perf_counter() - t0
         episode.turns += 1
         episode.usage = episode.usage + turn.usage
-        episode.messages.append(Message("assistant", turn.text, turn.tool_calls))
+        episode.messages.append(Message("assistant", turn.text, turn.tool_calls, raw=turn.raw))
         if turn.stop_reason == "pause_turn" and not turn.tool_calls:
             continue
         if not turn.tool_calls:

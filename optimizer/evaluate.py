@@ -4,6 +4,11 @@ infrastructure faults. Shared by `eval`, `optimize` and `regress`.
 Contract: finished episodes are stored one transaction each as they complete; an episode already
 in the store (same cache key) is never run again; episodes that end in an infrastructure fault
 are retried up to `infra_retries` times and otherwise counted apart, never scored.
+
+`match: judge` tasks: a completed episode's answer is graded by `settings.judge` (an object with
+`async grade(question, expected, answer) -> JudgeVerdict`, normally the run's `JudgeCache`) before it
+is stored; the reason lands in `data["verdict"]["judge"]`. A judge that raises `ModelUnavailable` makes
+the episode an infrastructure fault (retried like the others), never a failed answer.
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, Exposed, apply
 from optimizer.episode import Episode, EpisodeConfig, run_episode
-from optimizer.models.base import AgentModel, Message
-from optimizer.scoring import Verdict, score
+from optimizer.judge import JudgeVerdict
+from optimizer.models.base import AgentModel, Message, ModelUnavailable
+from optimizer.scoring import Verdict, response_text, score
 from optimizer.servers import ServerPool
 from optimizer.store import RunStore, StoredEpisode, episode_key
 from optimizer.tasks import Task
@@ -60,6 +67,8 @@ class EvalSettings:
     max_connections: int = 4
     infra_retries: int = 2
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    judge: Any = None
+    """Grades `match: judge` answers: `async grade(question, expected, answer) -> JudgeVerdict` (see judge.py)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +138,13 @@ async def _run_jobs(
                 store.record_fault(job.key, job.model.id, job.task.id, episode.error or "infrastructure fault")
                 failed.append(job)
                 continue
-            stored = _to_stored(job, episode, candidate)
+            try:
+                judged = await _judge(job, episode, settings.judge)
+            except ModelUnavailable as exc:
+                store.record_fault(job.key, job.model.id, job.task.id, f"judge: {exc}")
+                failed.append(job)
+                continue
+            stored = _to_stored(job, episode, candidate, judged)
             store.put(stored)
             result.run += 1
             result.episodes.append(stored)
@@ -144,8 +159,20 @@ def _episode_seed(seed: int, job: _Job) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
-def _to_stored(job: _Job, episode: Episode, candidate: Candidate) -> StoredEpisode:
-    verdict: Verdict = score(job.task.expect, episode.answer, episode.called_tools)
+async def _judge(job: _Job, episode: Episode, judge: Any) -> JudgeVerdict | None:
+    """The judge's verdict for a `match: judge` task (None for other tasks, or without a judge, so that `score`
+    says what is missing); an episode that did not complete is not sent to the judge. Raises ModelUnavailable."""
+    expect = job.task.expect
+    if expect.match != "judge" or expect.answer is None or judge is None:
+        return None
+    if episode.status != "completed":
+        return JudgeVerdict(False, "not graded: the episode ended before a final answer")
+    return await judge.grade(job.task.prompt, expect.answer, response_text(episode.answer))
+
+
+def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeVerdict | None = None) -> StoredEpisode:
+    verdict: Verdict = score(job.task.expect, episode.answer, episode.called_tools,
+                             judge=None if judged is None else (lambda _expected, _text: judged.passed))
     passed = verdict.passed and episode.status == "completed"
     data = {
         "prompt": job.task.prompt,
@@ -160,7 +187,10 @@ def _to_stored(job: _Job, episode: Episode, candidate: Candidate) -> StoredEpiso
         "turns": episode.turns,
         "duration_s": round(episode.duration_s, 4),
         "model_seconds": round(episode.model_seconds, 4),
+        **({"batch": True} if getattr(job.model, "batch", False) else {}),
     }
+    if judged is not None:
+        data["verdict"]["judge"] = judged.reason
     return StoredEpisode(job.key, job.model.id, job.task.id, job.task.split, candidate.key, job.epoch,
                          episode.status, passed, data)
 

@@ -3,7 +3,8 @@
 Contracts:
 - Proposers see evidence from TRAIN episodes only; held-out tasks are evaluated only for the
   baseline and the final winner, after the search has finished.
-- Every episode goes through the run's store, so a resumed or re-run run repeats no finished episode.
+- Every episode goes through the run's store, so a resumed or re-run run repeats no finished episode;
+  proposals are stored too, so it asks the proposer nothing it asked before.
 - Candidates that break lint errors the original did not, that fail to apply, or that copy literal
   values or distinctive phrases from train prompts (unless `allow_leakage`) never reach an eval;
   they are listed in the summary with the reason.
@@ -18,9 +19,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from optimizer.definitions import Candidate, Catalog, DefinitionError, apply, canonical_json
+from optimizer.definitions import Candidate, Catalog, DefinitionError, apply, canonical_json, digest
 from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
 from optimizer.gate import ModelVerdict, judge
+from optimizer.judge import make_judge
+from optimizer.models.base import ModelUnavailable
+from optimizer.patch import overlay_from_json
 from optimizer.propose.base import Proposer
 from optimizer.run import EvalConfig, OpenRun, RunError, episode_config, open_run
 from optimizer.search import ChunkScore, SearchConfig, SearchResult, pool_from, search
@@ -67,6 +71,8 @@ class RoundLog:
     improved: bool = False
     schemes: list[str] = field(default_factory=list)
     episodes: int = 0
+    proposer: dict[str, Any] = field(default_factory=dict)
+    """What the proposer reported (requested, received, repaired, dropped, rejected, rationales, error)."""
 
 
 @dataclass
@@ -99,11 +105,12 @@ class Evaluator:
         self.progress = progress
         self.episodes = {"run": 0, "cached": 0, "infra_errors": 0}
         self.settings = EvalSettings(epochs=1, seed=run.config.seed, max_connections=run.config.max_connections,
-                                     episode=episode_config(run))
+                                     episode=episode_config(run), judge=make_judge(run.config, run))
 
     async def __call__(self, candidate: Candidate, tasks: Sequence[Task], epochs: int = 1) -> EvalResult:
         settings = EvalSettings(epochs=epochs, seed=self.settings.seed,
-                                max_connections=self.settings.max_connections, episode=self.settings.episode)
+                                max_connections=self.settings.max_connections, episode=self.settings.episode,
+                                judge=self.settings.judge)
         result = await evaluate(pool=self.run.pool, store=self.run.store, catalog=self.run.catalog,
                                 candidate=candidate, tasks=tasks, models=self.run.models, settings=settings,
                                 progress=self.progress)
@@ -149,10 +156,10 @@ async def _round(
 ) -> tuple[RoundLog, SearchResult | None]:
     run = evaluator.run
     config: OptimizeConfig = run.config  # type: ignore[assignment]
-    proposals = await proposer.propose(run.catalog, best.candidate, evidence_for(best), k=config.candidates,
-                                       seed=config.seed + number)
+    proposals, report = await propose_cached(run, proposer, best.candidate, evidence_for(best),
+                                             k=config.candidates, seed=config.seed + number)
     accepted, rejected = screen(proposals)
-    log = RoundLog(round=number, proposed=len(proposals), rejected=rejected)
+    log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report)
     if not accepted:
         return log, None
     chunks = chunked(train, config.chunks)
@@ -169,6 +176,33 @@ async def _round(
     log.schemes = sorted({t.candidate.scheme for t in outcome.trials})
     log.episodes = evaluator.episodes["run"] - before["run"]
     return log, outcome
+
+
+async def propose_cached(
+    run: OpenRun, proposer: Proposer, current: Candidate, evidence: Any, *, k: int, seed: int
+) -> tuple[list[Candidate], dict[str, Any]]:
+    """The proposer's candidates for this input, asked once per run: a resumed or re-run optimization reads them
+    from the store (a model proposer is neither free nor deterministic). A proposer that is unavailable gives no
+    candidates this round, with the error in the report; an access error stops the run."""
+    key = "proposals:" + digest({"proposer": proposer.name, "current": current.to_json(), "k": k, "seed": seed,
+                                 "evidence": evidence.text})[:24]
+    stored = run.store.get_meta(key)
+    if stored is not None:
+        return [overlay_from_json(c) for c in stored["candidates"]], stored["report"]
+    if run.budget is not None:
+        run.budget.check(proposer.name)
+    try:
+        proposals = await proposer.propose(run.catalog, current, evidence, k=k, seed=seed)
+    except ModelUnavailable as exc:
+        return [], {"error": f"the proposer failed: {exc}"}
+    stats = getattr(proposer, "stats", None)
+    report: dict[str, Any] = stats.to_json() if stats is not None else {}
+    if run.budget is not None:
+        run.budget.add(proposer.name, report.get("usage") or {})
+    rationales = getattr(proposer, "rationales", {})
+    report["rationales"] = {c.key: rationales[c.key] for c in proposals if c.key in rationales}
+    run.store.set_meta(key, {"candidates": [c.to_json() for c in proposals], "report": report})
+    return proposals, report
 
 
 def make_objective(evaluator: Evaluator, train: Sequence[Task]) -> Callable[[Candidate, int], Any]:
@@ -217,7 +251,7 @@ async def optimize(
         log, outcome = await _round(number, evaluator, proposer, best, train, screen, evidence_for)
         rounds.append(log)
         if outcome is None:
-            stop = "no valid candidates were proposed"
+            stop = log.proposer.get("error") or "no valid candidates were proposed"
             break
         top = outcome.best
         if top.complete and _better(top.accuracy, top.tokens, best):
@@ -236,9 +270,11 @@ async def optimize(
 
 
 def open_optimize_run(
-    config: OptimizeConfig | None, *, runs_dir: Path, run_id: str | None, resume: str | None
+    config: OptimizeConfig | None, *, runs_dir: Path, run_id: str | None, resume: str | None,
+    overrides: dict[str, Any] | None = None,
 ) -> Any:
-    return open_run(config, runs_dir=runs_dir, run_id=run_id, resume=resume, config_type=OptimizeConfig)
+    return open_run(config, runs_dir=runs_dir, run_id=run_id, resume=resume, config_type=OptimizeConfig,
+                    overrides=overrides)
 
 
 def check_candidate(catalog: Catalog, candidate: Candidate) -> str | None:

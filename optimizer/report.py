@@ -4,12 +4,14 @@ people), overlay.json and winning.patch — all written atomically into the run 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate
 from optimizer.evaluate import EvalResult
 from optimizer.loop import Outcome, Scored
 from optimizer.patch import definitions_diff, save_overlay
+from optimizer.prices import PriceTable, load_prices
 from optimizer.scoring import accuracy_table, confusion
 from optimizer.store import StoredEpisode, atomic_write
 
@@ -37,12 +39,61 @@ def _side(scored: Scored, heldout: EvalResult, models: list[str]) -> dict[str, A
     }
 
 
-def cost(episodes: Iterable[StoredEpisode]) -> dict[str, Any]:
-    totals = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
+TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def cost(episodes: Iterable[StoredEpisode], prices: PriceTable | None = None) -> dict[str, Any]:
+    """Tokens and USD over `episodes`, each priced by its own model from `prices` (the built-in table when None).
+
+    Returns {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, usd, by_model, unpriced_models,
+    batch_episodes, prices}: token totals by kind; `usd` the total (rounded to 6 decimals); `by_model`
+    {model: {the four token kinds, usd, priced}} sorted by model; `unpriced_models` the sorted models with no price,
+    whose tokens are counted but whose usd is 0 (and `priced` false); `batch_episodes` how many episodes had
+    `batch: true` in their data and got the table's batch discount; `prices` where the prices came from.
+    Offline `sim:*` models are priced at 0.
+    """
+    table = prices if prices is not None else PriceTable.default()
+    by_model: dict[str, dict[str, Any]] = {}
+    batch_episodes = 0
     for ep in episodes:
-        for key in totals:
-            totals[key] += int(ep.data.get("usage", {}).get(key, 0))
-    return {**totals, "usd": 0.0}
+        usage = ep.data.get("usage") or {}
+        batch = ep.data.get("batch") is True
+        batch_episodes += batch
+        row = by_model.setdefault(ep.model, {**dict.fromkeys(TOKEN_KINDS, 0), "usd": 0.0, "priced": True})
+        for kind in TOKEN_KINDS:
+            row[kind] += int(usage.get(kind) or 0)
+        usd = table.usd(ep.model, usage, batch=batch)
+        if usd is None:
+            row["priced"] = False
+        else:
+            row["usd"] += usd
+    totals = {kind: sum(row[kind] for row in by_model.values()) for kind in TOKEN_KINDS}
+    total_usd = sum(row["usd"] for row in by_model.values())
+    for row in by_model.values():
+        row["usd"] = round(row["usd"], 6)
+    return {**totals, "usd": round(total_usd, 6), "by_model": dict(sorted(by_model.items())),
+            "unpriced_models": sorted(m for m, row in by_model.items() if not row["priced"]),
+            "batch_episodes": batch_episodes, "prices": table.source}
+
+
+def run_cost(outcome: Outcome) -> dict[str, Any]:
+    """`cost` over the run's episodes, plus what the proposer spent (from the rounds' reports, priced at the
+    proposer's model) and the judge (meta `judge_usage`), both folded into the totals."""
+    config = outcome.config
+    table = load_prices(Path(config.prices)) if config.prices else PriceTable.default()
+    out = cost(outcome.run.store.episodes(), table)
+    extras = {"proposer": (config.proposer, [r.proposer.get("usage") or {} for r in outcome.rounds]),
+              "judge": (outcome.run.store.get_meta("judge_model"), [outcome.run.store.get_meta("judge_usage") or {}])}
+    for role, (model, usages) in extras.items():
+        usage = {kind: sum(int(u.get(kind) or 0) for u in usages) for kind in TOKEN_KINDS}
+        if not any(usage.values()):
+            continue
+        usd = table.usd(str(model), usage) if model else None
+        out[role] = {**usage, "model": model, "usd": round(usd or 0.0, 6), "priced": usd is not None}
+        for kind in TOKEN_KINDS:
+            out[kind] += usage[kind]
+        out["usd"] = round(out["usd"] + (usd or 0.0), 6)
+    return out
 
 
 def summary(outcome: Outcome) -> dict[str, Any]:
@@ -61,7 +112,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
                  "models": {v.model: v.to_json() for v in outcome.verdicts}},
         "definition_tokens": {"baseline": outcome.baseline.tokens, "winner": outcome.winner.tokens},
         "episodes": outcome.episodes,
-        "cost": cost(run.store.episodes()),
+        "cost": run_cost(outcome),
         "rounds": [vars(r) for r in outcome.rounds],
         "schemes_tried": sorted({s for r in outcome.rounds for s in r.schemes}),
         "stop_reason": outcome.stop_reason,
@@ -97,12 +148,40 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
               f"Definition tokens: {data['definition_tokens']['baseline']} → {data['definition_tokens']['winner']}"
               f" (estimated). Namespace: {data['winner']['namespace']}.", ""]
     lines += ["```diff", patch.rstrip("\n") or "(no changes)", "```", ""]
-    c = data["cost"]
-    lines += ["## Cost", "", f"Input tokens {c['input_tokens']:,}, output {c['output_tokens']:,}, "
-              f"cache reads {c['cache_read_tokens']:,}; {data['episodes']['run']} episodes run, "
-              f"{data['episodes']['cached']} cached, {data['episodes']['infra_errors']} infrastructure errors; "
-              f"USD {c['usd']:.2f}" + (" (offline agents cost nothing)" if data["offline"] else ""), ""]
+    lines += _cost_section(data)
     return "\n".join(lines)
+
+
+def _cost_section(data: dict[str, Any]) -> list[str]:
+    """Totals, USD to 4 decimals, a line per model when there are several, unpriced models and the price source."""
+    c, episodes = data["cost"], data["episodes"]
+    offline = " (offline agents cost nothing)" if data["offline"] else ""
+    lines = ["## Cost", "", f"Input tokens {c['input_tokens']:,}, output {c['output_tokens']:,}, "
+             f"cache reads {c['cache_read_tokens']:,}, cache writes {c.get('cache_write_tokens', 0):,}; "
+             f"{episodes['run']} episodes run, {episodes['cached']} cached, {episodes['infra_errors']} infrastructure "
+             f"errors; USD {c['usd']:.4f}{offline}", ""]
+    by_model = c.get("by_model", {})
+    if len(by_model) > 1:
+        for model, row in by_model.items():
+            usd = f"USD {row['usd']:.4f}" if row["priced"] else "no price"
+            lines.append(f"- {model}: input {row['input_tokens']:,}, output {row['output_tokens']:,}, "
+                         f"cache reads {row['cache_read_tokens']:,}, cache writes {row['cache_write_tokens']:,}; {usd}")
+        lines.append("")
+    for role in ("proposer", "judge"):
+        if role in c:
+            row = c[role]
+            usd = f"USD {row['usd']:.4f}" if row["priced"] else "no price"
+            lines += [f"- {role} ({row['model']}): input {row['input_tokens']:,}, "
+                      f"output {row['output_tokens']:,}; {usd}", ""]
+    notes = []
+    if c.get("unpriced_models"):
+        notes.append(f"No price for {', '.join(c['unpriced_models'])}: their tokens are counted, their cost is not "
+                     "in the USD total (counted as 0).")
+    if c.get("batch_episodes"):
+        notes.append(f"{c['batch_episodes']} episodes ran through the batch API at the batch discount.")
+    if not data["offline"] and c.get("prices"):
+        notes.append(f"Prices: {c['prices']}, USD per million tokens; list prices, check them.")
+    return lines + ([" ".join(notes), ""] if notes else [])
 
 
 def _accuracy_section(data: dict[str, Any]) -> list[str]:
@@ -139,8 +218,33 @@ def _rounds_section(data: dict[str, Any]) -> list[str]:
     rejected = [(r["round"], x) for r in data["rounds"] for x in r["rejected"]]
     if rejected:
         lines += ["", "Rejected before any eval:", ""]
-        lines += [f"- round {n}: {x.get('candidate', '?')} — {x.get('reason', '')}" for n, x in rejected]
+        lines += [f"- round {n}: {x.get('candidate', '?')} — {_quoted(x.get('reason', ''))}" for n, x in rejected]
+    lines += _proposer_lines(data["rounds"])
     return lines + [""]
+
+
+def _proposer_lines(rounds: list[dict[str, Any]]) -> list[str]:
+    """What a model proposer reported per round: failures, invalid output dropped, and its rationales (model-written
+    text, shown quoted and on one line)."""
+    lines: list[str] = []
+    for r in rounds:
+        p = r.get("proposer") or {}
+        if p.get("error"):
+            lines.append(f"- round {r['round']}: {_quoted(p['error'])}")
+        if p.get("dropped") or p.get("repair_requests"):
+            lines.append(f"- round {r['round']}: proposer asked for {p.get('requested', 0)}, received "
+                         f"{p.get('received', 0)}, repaired {p.get('repaired', 0)}, dropped {p.get('dropped', 0)}")
+        for item in p.get("rejected", []):
+            lines.append(f"- round {r['round']}: dropped proposal — {_quoted(item.get('reason', ''))}")
+        for key, why in (p.get("rationales") or {}).items():
+            lines.append(f"- round {r['round']}: {key} — proposer's rationale: {_quoted(why)}")
+    return ["", "Proposer:", "", *lines] if lines else []
+
+
+def _quoted(text: str, limit: int = 300) -> str:
+    """Untrusted text for Markdown: one line, no backticks or HTML, cut to `limit` characters, in code quotes."""
+    flat = " ".join(str(text).split()).replace("`", "'").replace("<", "‹").replace(">", "›")
+    return f"`{flat[:limit]}{'…' if len(flat) > limit else ''}`"
 
 
 def _confusion_section(outcome: Outcome) -> list[str]:

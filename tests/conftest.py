@@ -57,6 +57,15 @@ def _background(
             _stop(proc)
 
 
+@pytest.fixture(autouse=True)
+def _no_real_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a real model API: keys and base URLs from the developer's environment are removed
+    (tests that talk to the local fake set their own, and subprocesses inherit this environment)."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
+                 "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def free_port() -> Callable[[], int]:
     """A function returning a TCP port on 127.0.0.1 that is free right now."""

@@ -1,13 +1,75 @@
-"""Model strings to agents. `sim:NAME?opt=v&…` are offline stand-ins; other providers arrive as
-their own modules (each vendor SDK imported in one module only)."""
+"""Model strings to agents. `sim:NAME?opt=v&…` are offline stand-ins; `claude-…` or `anthropic:NAME?…`
+are Claude models over the Messages API (each vendor SDK is imported in its own module only).
+
+The defaults live here and nowhere else."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl
 
 from optimizer.models.base import AgentModel, ModelSpecError
 
 OFFLINE_DEFAULT = ("sim:lexical", "sim:skim")
+CLAUDE_TASK_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")
+CLAUDE_PROPOSER = "claude-opus-5-5"
+CLAUDE_JUDGE = "claude-haiku-5-5"
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Run-wide settings for real providers: requests in flight, thinking, Message Batches."""
+
+    max_connections: int = 4
+    thinking: str | None = None
+    batch: bool = False
+
+
+def is_claude(spec: str) -> bool:
+    return spec.startswith(("anthropic:", "claude-"))
+
+
+def load_models(specs: Sequence[str], settings: ProviderSettings = ProviderSettings()) -> list[AgentModel]:
+    """Agents for model strings; Claude models share one client (one connection pool, one rate gate)."""
+    client = None
+    out: list[AgentModel] = []
+    for spec in specs:
+        if is_claude(spec):
+            from optimizer.models.anthropic import AnthropicAgent, AnthropicClient
+
+            name, options = _claude_options(spec, settings)
+            client = client or AnthropicClient(max_connections=settings.max_connections)
+            out.append(AnthropicAgent(name, client, **options))
+        else:
+            out.append(load_model(spec))
+    return out
+
+
+async def close_models(models: Sequence[AgentModel]) -> None:
+    """Close provider clients (each once)."""
+    seen: set[int] = set()
+    for model in models:
+        client = getattr(model, "client", None)
+        if client is not None and id(client) not in seen:
+            seen.add(id(client))
+            await client.close()
+
+
+def _claude_options(spec: str, settings: ProviderSettings) -> tuple[str, dict[str, Any]]:
+    name, _, query = spec.removeprefix("anthropic:").partition("?")
+    options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    unknown = sorted(set(options) - {"thinking", "max_tokens"})
+    if unknown:
+        raise ModelSpecError(f"{spec}: unknown option(s) {', '.join(unknown)}; allowed: thinking, max_tokens")
+    out: dict[str, Any] = {"thinking": options.get("thinking", settings.thinking), "batch": settings.batch}
+    if "max_tokens" in options:
+        try:
+            out["max_tokens"] = int(options["max_tokens"])
+        except ValueError:
+            raise ModelSpecError(f"{spec}: max_tokens must be a whole number") from None
+    return name, out
 
 
 def parse_models(text: str) -> list[str]:
@@ -42,7 +104,8 @@ def load_model(spec: str) -> AgentModel:
         agent.id = spec.strip()
         return agent
     raise ModelSpecError(
-        f"unknown model {spec!r}: offline agents are sim:lexical and sim:skim "
+        f"unknown model {spec!r}: Claude models are claude-NAME or anthropic:NAME (for example "
+        f"{','.join(CLAUDE_TASK_MODELS)}); offline agents are sim:lexical and sim:skim "
         "(options ?seed=N&noise=0.2&latency_ms=50)"
     )
 

@@ -21,6 +21,10 @@ class ModelUnavailable(RuntimeError):
     """The provider could not produce a turn (after retries); not the model's fault."""
 
 
+class ModelAccessError(RuntimeError):
+    """The provider refuses every request of this run (bad key, unknown model, no permission): the run stops."""
+
+
 class ModelSpecError(ValueError):
     """A model string that names no known provider or has bad options."""
 
@@ -71,6 +75,9 @@ class Message:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_results: tuple[ToolResult, ...] = ()
+    raw: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+    """An assistant turn's content blocks as its provider sent them (thinking signatures included), JSON
+    only, for re-sending the turn unchanged; empty for providers that do not need it."""
 
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "context_exceeded"]
@@ -82,6 +89,8 @@ class Turn:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     stop_reason: StopReason = "end_turn"
+    raw: tuple[dict[str, Any], ...] = ()
+    """The provider's content blocks as JSON (see `Message.raw`)."""
 
 
 @runtime_checkable
@@ -93,4 +102,8 @@ class AgentModel(Protocol):
     offline: bool
     """True for simulated stand-ins; every output that shows their results says so."""
 
-    async def turn(self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message]) -> Turn: ...
+    async def turn(
+        self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message], *, seed: int = 0
+    ) -> Turn:
+        """One assistant turn. `seed` varies stochastic offline agents per episode; real providers ignore it."""
+        ...

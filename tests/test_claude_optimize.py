@@ -1,0 +1,95 @@
+"""`optimize` and `eval` with Claude models and the Claude proposer, end to end through the real SDK and the local
+fake Messages API: the proposer's candidates reach winning.patch, costs are counted, --max-usd stops and resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
+TASKS = str(ROOT / "examples/support/tasks")
+KEY = "sk-ant-test-fedcba9876543210"
+REFERENCE = json.loads((ROOT / "examples/support/reference-overlay.json").read_text(encoding="utf-8"))
+
+
+def without_values(edit: dict[str, Any]) -> dict[str, Any]:
+    """The hand-written overlay quotes example values and two phrases of the train prompts, which the leakage
+    guard rightly refuses."""
+    def clean(text: str) -> str:
+        text = text.replace("address on file", "address").replace("how many purchases", "how many orders")
+        return re.sub(r"[#$]?\w*\d[\w.-]*", "N", text)
+
+    return {**edit, "description": clean(edit["description"]),
+            "parameters": {k: clean(v) for k, v in edit.get("parameters", {}).items()}}
+
+
+class Router:
+    """Agent turns go to the offline agent; the proposer's forced `submit_candidates` call gets the reference
+    overlay as its one candidate (a stand-in for what Claude would write)."""
+
+    def __init__(self) -> None:
+        self.agent = SimPolicy("lexical")
+        self.proposals = 0
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        if (request.get("tool_choice") or {}).get("name") == "submit_candidates":
+            self.proposals += 1
+            tools = [{"tool": name, **without_values(edit)} for name, edit in REFERENCE["tools"].items()]
+            return tool_use_reply("submit_candidates", {"candidates": [
+                {"rationale": "Say what each tool is for and where its neighbours take over.",
+                 "namespace": {"scheme": "none"}, "tools": tools}]})
+        return self.agent(request)
+
+
+def run(*args: str, api: FakeAnthropicAPI, cwd: Path, script: str = "optimize") -> subprocess.CompletedProcess[str]:
+    entry = "optimize_main" if script == "optimize" else "main"
+    cmd = [sys.executable, "-c", f"from optimizer.cli import {entry}; {entry}()", *args]
+    env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url, "COLUMNS": "120",
+           "NO_COLOR": "1"}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+
+
+def test_optimize_with_claude_models_and_proposer(tmp_path: Path) -> None:
+    router = Router()
+    with FakeAnthropicAPI(router) as api:
+        result = run("--server", SUPPORT, "--tasks", TASKS, "--rounds", "1", "--trials", "4", "--max-connections",
+                     "16", "--runs-dir", str(tmp_path), "--run-id", "claude", "--json", api=api, cwd=tmp_path)
+        assert result.returncode in (0, 1), result.stderr[-3000:]
+        summary = json.loads(result.stdout)
+        again = run("--resume", "claude", "--runs-dir", str(tmp_path), "--json", api=api, cwd=tmp_path)
+        usage = api.usage_totals()
+    assert summary["models"] == ["claude-haiku-5-5", "claude-sonnet-5-5"] and summary["offline"] is False
+    assert summary["proposer"] == "claude-opus-5-5" and router.proposals == 1
+    assert summary["rounds"][0]["proposer"]["returned"] == 1
+    patch = (tmp_path / "claude" / "winning.patch").read_text(encoding="utf-8")
+    assert "Check the status of a refund already issued" in patch  # the proposer's words reached the patch
+    cost = summary["cost"]
+    assert cost["usd"] > 0 and cost["proposer"]["model"] == "claude-opus-5-5" and cost["proposer"]["usd"] > 0
+    assert set(cost["by_model"]) == {"claude-haiku-5-5", "claude-sonnet-5-5"}
+    read = usage["cache_read_input_tokens"]
+    assert read > 0.7 * (read + usage["input_tokens"] + usage["cache_creation_input_tokens"])
+    assert again.returncode == result.returncode and router.proposals == 1  # a re-run asks nothing again
+    assert json.loads(again.stdout)["episodes"]["run"] == 0
+    report = (tmp_path / "claude" / "report.md").read_text(encoding="utf-8")
+    assert "proposer's rationale" in report and "OFFLINE" not in report
+
+
+def test_max_usd_stops_cleanly_and_resume_continues(tmp_path: Path) -> None:
+    with FakeAnthropicAPI(SimPolicy("lexical")) as api:
+        args = ["eval", "--server", SUPPORT, "--tasks", TASKS, "--models", "claude-haiku-5-5", "--runs-dir",
+                str(tmp_path), "--json"]
+        stopped = run(*args, "--run-id", "budget", "--max-usd", "0.02", api=api, cwd=tmp_path, script="optimizer")
+        assert stopped.returncode == 2 and "--max-usd" in stopped.stderr and "--resume budget" in stopped.stderr
+        finished = run("eval", "--resume", "budget", "--runs-dir", str(tmp_path), "--max-usd", "5", "--json",
+                       api=api, cwd=tmp_path, script="optimizer")
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    report = json.loads(finished.stdout)
+    assert report["episodes"]["cached"] > 0 and report["episodes"]["run"] > 0
