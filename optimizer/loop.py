@@ -50,6 +50,7 @@ class OptimizeConfig(EvalConfig):
     proposer: str = Field("rules", description="rules (offline) or a Claude model name.")
     allow_leakage: bool = Field(False, description="Keep candidates that copy text from train prompts.")
     storage: str | None = Field(None, description="Optuna storage URL; default the run's SQLite file.")
+    source: str | None = Field(None, description="Server source directory: also write source.patch.")
 
 
 @dataclass

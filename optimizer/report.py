@@ -129,10 +129,24 @@ def write_outputs(outcome: Outcome) -> dict[str, Any]:
     patch = definitions_diff(run.catalog, outcome.winner.candidate)
     atomic_write(directory / "winning.patch", patch)
     data = summary(outcome)
+    data["source_patch"] = _source_patch(outcome)
     run.store.write_json("summary.json", data)
     atomic_write(directory / "report.md", report_markdown(outcome, data, patch))
     run.store.export_transcripts()
     return data
+
+
+def _source_patch(outcome: Outcome) -> dict[str, Any] | None:
+    """With --source DIR: source.patch rewriting the winner's texts where they stand in the server's code, and
+    what could not be located (listed, never guessed)."""
+    if not outcome.config.source:
+        return None
+    from optimizer.source_patch import source_patch
+
+    result = source_patch(Path(outcome.config.source), outcome.run.catalog, outcome.winner.candidate)
+    path = outcome.run.store.dir / "source.patch"
+    atomic_write(path, result.text)
+    return {"path": str(path), "changed": result.changed, "unlocated": result.unlocated}
 
 
 def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
@@ -148,6 +162,11 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
               f"Definition tokens: {data['definition_tokens']['baseline']} → {data['definition_tokens']['winner']}"
               f" (estimated). Namespace: {data['winner']['namespace']}.", ""]
     lines += ["```diff", patch.rstrip("\n") or "(no changes)", "```", ""]
+    if data.get("source_patch"):
+        sp = data["source_patch"]
+        lines += [f"Source patch: `source.patch` changes {', '.join(sp['changed']) or 'nothing'}; "
+                  "apply it with `git apply` in the source directory.", ""]
+        lines += [f"- not located: {_quoted(item)}" for item in sp["unlocated"]] + ([""] if sp["unlocated"] else [])
     lines += _cost_section(data)
     return "\n".join(lines)
 
