@@ -16,6 +16,7 @@ from optimizer.cli_common import (
     BatchOpt,
     JudgeOpt,
     MaxUsdOpt,
+    OpenAIBaseUrlOpt,
     PricesOpt,
     SystemPromptOpt,
     ThinkingOpt,
@@ -85,6 +86,7 @@ def eval_command(
                                                "are not repeated.")] = None,
     header: HeaderOpt = None,
     thinking: ThinkingOpt = None,
+    openai_base_url: OpenAIBaseUrlOpt = None,
     batch: BatchOpt = False,
     system_prompt: SystemPromptOpt = None,
     max_usd: MaxUsdOpt = None,
@@ -106,7 +108,8 @@ def eval_command(
                 overlay=str(overlay) if overlay else None, epochs=epochs, heldout=heldout, seed=seed,
                 max_connections=max_connections, server_instances=server_instances, tool_timeout=tool_timeout,
                 max_turns=max_turns, allow_destructive=allow_destructive, headers=parse_headers(header),
-                thinking=thinking, batch=batch, system_prompt=read_system_prompt(system_prompt),
+                thinking=thinking, openai_base_url=openai_base_url, batch=batch,
+                system_prompt=read_system_prompt(system_prompt),
                 max_usd=max_usd, prices=str(prices) if prices else None, judge=judge,
             )
         except ModelSpecError as exc:
@@ -185,9 +188,15 @@ def main() -> Any:
 
 from optimizer.cli_lint import lint_command  # noqa: E402 - commands register after the app exists
 from optimizer.cli_optimize import optimize_command  # noqa: E402
+from optimizer.cli_regress import regress_command  # noqa: E402
+from optimizer.cli_review import review_command  # noqa: E402
+from optimizer.cli_serve import serve_command  # noqa: E402
 
 app.command("lint")(lint_command)
 app.command("optimize")(optimize_command)
+app.command("review")(review_command)
+app.command("serve")(serve_command)
+app.command("regress")(regress_command)
 optimize_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 optimize_app.command()(optimize_command)
 

@@ -46,6 +46,9 @@ PricesOpt = Annotated[Path | None, typer.Option(
 JudgeOpt = Annotated[str | None, typer.Option(
     "--judge", help="Model that grades `match: judge` answers (default claude-haiku-5-5 with Claude models, "
     "sim:judge offline).")]
+OpenAIBaseUrlOpt = Annotated[str | None, typer.Option(
+    "--openai-base-url", help="OpenAI-compatible server for openai:MODEL models (vLLM, Ollama, llama.cpp, OpenAI); "
+    "default OPENAI_BASE_URL, else the OpenAI API. The key is OPENAI_API_KEY.")]
 
 
 def read_system_prompt(path: Path | None) -> str | None:

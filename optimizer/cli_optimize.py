@@ -16,6 +16,7 @@ from optimizer.cli_common import (
     BatchOpt,
     JudgeOpt,
     MaxUsdOpt,
+    OpenAIBaseUrlOpt,
     PricesOpt,
     SystemPromptOpt,
     ThinkingOpt,
@@ -70,7 +71,11 @@ def optimize_command(
     runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path("runs"),
     run_id: Annotated[str | None, typer.Option("--run-id")] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run.")] = None,
+    source: Annotated[Path | None, typer.Option("--source", help="The server's source directory: also write "
+                                                "source.patch, the winner's texts rewritten where they stand in "
+                                                "the code (for git apply).")] = None,
     thinking: ThinkingOpt = None,
+    openai_base_url: OpenAIBaseUrlOpt = None,
     batch: BatchOpt = False,
     system_prompt: SystemPromptOpt = None,
     max_usd: MaxUsdOpt = None,
@@ -97,8 +102,9 @@ def optimize_command(
                 candidates=candidates, max_episodes=max_episodes, objective=objective, pareto=pareto,
                 max_drop=max_drop, alpha=alpha, proposer=default_proposer(offline=offline, proposer=proposer),
                 allow_leakage=allow_leakage, storage=storage, thinking=thinking, batch=batch,
+                openai_base_url=openai_base_url,
                 system_prompt=read_system_prompt(system_prompt), max_usd=max_usd,
-                prices=str(prices) if prices else None, judge=judge,
+                prices=str(prices) if prices else None, judge=judge, source=_source_dir(source),
             )
         progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
         with progress:
@@ -115,6 +121,14 @@ def optimize_command(
     else:
         print_summary(out, data)
     raise typer.Exit(0 if data["gate"]["passed"] else 1)
+
+
+def _source_dir(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    if not path.is_dir():
+        raise RunError(f"--source {path}: not a directory")
+    return str(path.resolve())
 
 
 def print_summary(console: Console, data: dict[str, Any]) -> None:
@@ -136,5 +150,9 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     tokens = data["definition_tokens"]
     console.print(f"definition tokens {tokens['baseline']} → {tokens['winner']}; stopped: {data['stop_reason']}")
     run_dir = data["run_dir"]
+    if data.get("source_patch"):
+        sp = data["source_patch"]
+        console.print(f"source patch: {sp['path']} ({len(sp['changed'])} tool(s) placed, {len(sp['unlocated'])} "
+                      "field(s) not located — listed in report.md)")
     console.print(f"review: {run_dir}/report.md · patch: {run_dir}/winning.patch · overlay: {run_dir}/overlay.json"
                   f" · summary: {run_dir}/summary.json")

@@ -33,7 +33,7 @@ from optimizer.tasks import TaskError, TaskSet, load_tasks
 Notice = Callable[[str], None]
 
 
-RESUMABLE_CHANGES = frozenset({"max_usd", "max_connections", "prices"})
+RESUMABLE_CHANGES = frozenset({"max_usd", "max_connections", "prices", "openai_base_url"})
 """Settings a resumed run may change: they affect spending and speed, never an episode's result."""
 
 
@@ -65,6 +65,7 @@ class EvalConfig(BaseModel):
     max_usd: float | None = Field(None, gt=0, description="Stop cleanly before spending more than this (USD).")
     prices: str | None = Field(None, description="Price table file overriding the built-in one.")
     judge: str | None = Field(None, description="Model that grades `match: judge` answers.")
+    openai_base_url: str | None = Field(None, description="OpenAI-compatible server for openai: models.")
     headers: dict[str, str] = Field(default_factory=dict, exclude=True, description="HTTP headers (never stored).")
 
 
@@ -187,6 +188,7 @@ def _load_tasks(config: EvalConfig) -> TaskSet:
 
 def _load_models(config: EvalConfig) -> list[AgentModel]:
     settings = ProviderSettings(max_connections=config.max_connections, thinking=config.thinking,
+                                openai_base_url=config.openai_base_url,
                                 batch=config.batch)
     try:
         return load_models(config.models, settings)

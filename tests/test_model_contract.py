@@ -1,5 +1,6 @@
-"""The `AgentModel` contract, one suite for every provider: the offline agents directly, and Claude through the
-real SDK against the local fake Messages API (whose replies come from the offline agent)."""
+"""The `AgentModel` contract, one suite for every provider: the offline agents directly, Claude through the
+real SDK against the local fake Messages API, and an OpenAI-compatible model through the real `openai` SDK
+against the local fake Chat Completions API (both fakes' replies come from the offline agent)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import get_args
 
 import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy
+from fakes.openai_api import FakeOpenAIAPI
+from fakes.openai_api import SimPolicy as OpenAISimPolicy
 
 from optimizer.definitions import ToolDef
 from optimizer.models import load_model
@@ -26,10 +29,17 @@ TOOLS = (
 TASK = Message("user", "What is the total of order #10007?")
 
 
-@pytest.fixture(params=["sim:lexical", "sim:skim", "claude-haiku-5-5"])
+@pytest.fixture(params=["sim:lexical", "sim:skim", "claude-haiku-5-5", "openai:gpt-test"])
 def model(request: pytest.FixtureRequest) -> Iterator[AgentModel]:
     if request.param.startswith("sim:"):
         yield load_model(request.param)
+        return
+    if request.param.startswith("openai:"):
+        pytest.importorskip("openai")  # the optional extra (part of dev)
+        from optimizer.models.openai_compat import OpenAIAgent, OpenAIClient
+
+        with FakeOpenAIAPI(OpenAISimPolicy("lexical")) as openai_api:
+            yield OpenAIAgent("gpt-test", OpenAIClient(api_key="contract-key", base_url=openai_api.base_url))
         return
     with FakeAnthropicAPI(SimPolicy("lexical")) as api:
         yield AnthropicAgent(request.param, AnthropicClient(api_key="contract-key", base_url=api.base_url))
@@ -41,7 +51,7 @@ def take(model: AgentModel, messages: list[Message], tools: tuple[ToolDef, ...] 
         client = getattr(model, "client", None)
         if client is not None:
             await client.close()
-            model.client = AnthropicClient(api_key="contract-key", base_url=str(client.sdk.base_url))  # type: ignore
+            model.client = type(client)(api_key="contract-key", base_url=str(client.sdk.base_url))  # type: ignore
         return turn
 
     return asyncio.run(go())

@@ -131,6 +131,23 @@ def _episodes(db: Path) -> int:
         return 0
 
 
+def test_source_patch_rewrites_the_server_code(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    source = tmp_path / "support"
+    shutil.copytree(ROOT / "examples" / "support", source, ignore=shutil.ignore_patterns("tasks", "__pycache__"))
+    tasks = str(ROOT / "examples/support/tasks")
+    result = cli("--server", f"{sys.executable} {source / 'server.py'}", "--tasks", tasks, "--offline",
+                 "--rounds", "1", "--trials", "4", "--source", str(source), "--runs-dir",
+                 str(tmp_path / "runs"), "--run-id", "src", "--json", script="optimize")
+    assert result.returncode == 0, result.stderr[-3000:]
+    placed = json.loads(result.stdout)["source_patch"]
+    assert placed["changed"] and Path(placed["path"]).read_text(encoding="utf-8").startswith("diff --git")
+    subprocess.run(["git", "init", "-q"], cwd=source, check=True)
+    applied = subprocess.run(["git", "apply", "--check", placed["path"]], cwd=source, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+
+
 def test_without_a_key_or_models_it_says_what_to_do(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     result = cli("--server", server("support"), "--tasks", str(ROOT / "examples/support/tasks"),

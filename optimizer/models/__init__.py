@@ -1,5 +1,7 @@
 """Model strings to agents. `sim:NAME?opt=v&…` are offline stand-ins; `claude-…` or `anthropic:NAME?…`
-are Claude models over the Messages API (each vendor SDK is imported in its own module only).
+are Claude models over the Messages API; `openai:NAME?max_tokens=N` are models behind an OpenAI-compatible
+Chat Completions endpoint (the `openai` extra). Each vendor SDK is imported in its own module only, and only
+when a model string needs it.
 
 The defaults live here and nowhere else."""
 
@@ -20,11 +22,14 @@ CLAUDE_JUDGE = "claude-haiku-5-5"
 
 @dataclass(frozen=True)
 class ProviderSettings:
-    """Run-wide settings for real providers: requests in flight, thinking, Message Batches."""
+    """Run-wide settings for real providers: requests in flight, thinking, Message Batches, the OpenAI-compatible
+    server's address."""
 
     max_connections: int = 4
     thinking: str | None = None
     batch: bool = False
+    openai_base_url: str | None = None
+    """Base URL of the OpenAI-compatible server for `openai:` models; None: OPENAI_BASE_URL, else the OpenAI API."""
 
 
 def is_claude(spec: str) -> bool:
@@ -32,8 +37,11 @@ def is_claude(spec: str) -> bool:
 
 
 def load_models(specs: Sequence[str], settings: ProviderSettings = ProviderSettings()) -> list[AgentModel]:
-    """Agents for model strings; Claude models share one client (one connection pool, one rate gate)."""
+    """Agents for model strings; Claude models share one client (one connection pool, one rate gate), and so do
+    `openai:` models. Raises ModelSpecError for a bad string (or a missing `openai` extra) and ModelAccessError
+    for missing credentials."""
     client = None
+    openai_client = None
     out: list[AgentModel] = []
     for spec in specs:
         if is_claude(spec):
@@ -42,6 +50,16 @@ def load_models(specs: Sequence[str], settings: ProviderSettings = ProviderSetti
             name, options = _claude_options(spec, settings)
             client = client or AnthropicClient(max_connections=settings.max_connections)
             out.append(AnthropicAgent(name, client, **options))
+        elif spec.strip().startswith("openai:"):
+            try:
+                from optimizer.models.openai_compat import OpenAIAgent, OpenAIClient, parse_spec
+            except ImportError as exc:
+                raise ModelSpecError(f"{spec} needs the openai package ({exc}); install it with "
+                                     "pip install 'mcp-tool-optimizer[openai]'") from None
+            name, options = parse_spec(spec)
+            openai_client = openai_client or OpenAIClient(base_url=settings.openai_base_url,
+                                                          max_connections=settings.max_connections)
+            out.append(OpenAIAgent(name, openai_client, **options))
         else:
             out.append(load_model(spec))
     return out
@@ -105,8 +123,9 @@ def load_model(spec: str) -> AgentModel:
         return agent
     raise ModelSpecError(
         f"unknown model {spec!r}: Claude models are claude-NAME or anthropic:NAME (for example "
-        f"{','.join(CLAUDE_TASK_MODELS)}); offline agents are sim:lexical and sim:skim "
-        "(options ?seed=N&noise=0.2&latency_ms=50)"
+        f"{','.join(CLAUDE_TASK_MODELS)}); models behind an OpenAI-compatible endpoint are openai:NAME "
+        "(OPENAI_BASE_URL for vLLM, Ollama or llama.cpp; option ?max_tokens=N); offline agents are sim:lexical "
+        "and sim:skim (options ?seed=N&noise=0.2&latency_ms=50)"
     )
 
 

@@ -1,0 +1,86 @@
+"""What `optimizer regress` writes: the verdict as JSON, JUnit XML (one test case per model) and a Markdown
+table for pull-request comments. Each writer takes the report `run_regress` returns."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from optimizer.store import atomic_write
+
+SUFFIXES = (".json", ".junit.xml", ".md")
+
+
+def write(path: Path, report: dict[str, Any]) -> None:
+    """Write `report` in the format the file name asks for (.json, .junit.xml or .md)."""
+    name = path.name.lower()
+    if name.endswith(".junit.xml"):
+        text = junit(report)
+    elif name.endswith(".json"):
+        text = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    elif name.endswith(".md"):
+        text = markdown(report)
+    else:
+        raise ValueError(f"-o {path}: the name must end in {', '.join(SUFFIXES)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text)
+
+
+def check_outputs(paths: list[Path]) -> None:
+    """Raise ValueError for an output name of no known format, before anything runs."""
+    for path in paths:
+        if not path.name.lower().endswith(SUFFIXES):
+            raise ValueError(f"-o {path}: the name must end in {', '.join(SUFFIXES)}")
+
+
+def junit(report: dict[str, Any]) -> str:
+    """JUnit XML: a `regress` suite with one test case per model; a regression is a <failure> with the figures."""
+    rows = report["results"]
+    failures = sum(not r["passed"] for r in rows.values())
+    suite = ET.Element("testsuite", name="optimizer regress", tests=str(len(rows)), failures=str(failures),
+                       errors="0", skipped="0")
+    for model, row in rows.items():
+        case = ET.SubElement(suite, "testcase", classname="optimizer.regress", name=model)
+        if not row["passed"]:
+            failure = ET.SubElement(case, "failure", message=row["reason"], type="regression")
+            failure.text = _figures(model, row)
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = _figures(model, row)
+    root = ET.Element("testsuites", name="optimizer regress", tests=str(len(rows)), failures=str(failures))
+    root.append(suite)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _figures(model: str, row: dict[str, Any]) -> str:
+    return (f"{model}: {row['before']:.1%} -> {row['after']:.1%} ({row['delta']:+.1%}) on {row['n_tasks']} tasks, "
+            f"{row['method']} p={row['p_value']:.3g}, Holm p={row.get('p_holm', 1.0):.3g}; "
+            f"flipped down: {', '.join(row['flipped_down']) or 'none'}; "
+            f"flipped up: {', '.join(row['flipped_up']) or 'none'}; {row.get('reason', '')}")
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """A short Markdown verdict and table, for a pull-request comment or GITHUB_STEP_SUMMARY."""
+    status = "PASSED" if report["passed"] else "REGRESSION"
+    lines = [f"### optimizer regress: {status}", ""]
+    if report["offline"]:
+        lines += ["OFFLINE — simulated agents (sim:*), stand-ins for real models.", ""]
+    cap = f"a drop over {report['max_drop']:.0%} or " if report["max_drop"] is not None else ""
+    lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); fails on {cap}a significant drop "
+              f"(Holm-adjusted, alpha {report['alpha']}).", "",
+              "| model | tasks | before | after | change | p (Holm) | pass^k before → after | steps | tokens | "
+              "flipped down | flipped up | verdict |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for model, r in report["results"].items():
+        pass_k = r.get("pass_k") or {}
+        steps, tokens = r.get("steps") or {}, r.get("tokens") or {}
+        lines.append(
+            f"| {model} | {r['n_tasks']} | {r['before']:.0%} | {r['after']:.0%} | {r['delta']:+.0%} | "
+            f"{r.get('p_holm', 1.0):.3g} | {pass_k.get('before', 0):.0%} → {pass_k.get('after', 0):.0%} | "
+            f"{steps.get('before', 0):g} → {steps.get('after', 0):g} | "
+            f"{tokens.get('before', 0):,.0f} → {tokens.get('after', 0):,.0f} | "
+            f"{', '.join(r['flipped_down']) or '–'} | {', '.join(r['flipped_up']) or '–'} | "
+            f"{'pass' if r['passed'] else 'FAIL: ' + r['reason']} |")
+    return "\n".join(lines) + "\n"
