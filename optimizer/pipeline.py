@@ -96,7 +96,7 @@ class Screen:
         if problem:
             return problem
         from optimizer.lint import new_errors
-        from optimizer.propose.rules import leaked_phrases
+        from optimizer.propose.leakage import leaked_phrases
         from optimizer.propose.safety import unsafe_reasons
 
         unsafe = unsafe_reasons(self.catalog, candidate)

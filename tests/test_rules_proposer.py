@@ -16,7 +16,9 @@ from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.patch import save_overlay
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
-from optimizer.propose.rules import RulesProposer, Variant, leaked_phrases, synthesise
+from optimizer.propose.leakage import leaked_phrases
+from optimizer.propose.parameters import synthesise
+from optimizer.propose.rules import RulesProposer, Variant
 from optimizer.run import EvalConfig, run_eval
 from optimizer.store import RunStore, StoredEpisode
 from optimizer.tasks import Expect, Task, load_tasks
