@@ -16,8 +16,9 @@ from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, SimPolicy, tex
 
 from optimizer.definitions import ToolDef
 from optimizer.models import ProviderSettings, load_models
-from optimizer.models.anthropic import AnthropicAgent, AnthropicClient, RateGate
+from optimizer.models.anthropic import AnthropicAgent, AnthropicClient
 from optimizer.models.base import Message, ModelAccessError, ModelSpecError, ModelUnavailable, ToolResult
+from optimizer.models.limits import RateGate
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

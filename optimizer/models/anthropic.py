@@ -39,6 +39,7 @@ from optimizer.models.base import (
     Turn,
     Usage,
 )
+from optimizer.models.limits import RateGate, retry_after
 
 DEFAULT_MAX_TOKENS = 4096
 GIVE_UP_AFTER = 6
@@ -94,34 +95,6 @@ class Reply:
                      for b in self.content if b.get("type") == "tool_use")
 
 
-class RateGate:
-    """Bounds requests in flight between 1 and `limit`: halves the bound after a rate limit or overload,
-    adds one back after `recover_after` successes in a row."""
-
-    def __init__(self, limit: int, recover_after: int = 8) -> None:
-        self.limit, self.allowed, self.recover_after = limit, limit, recover_after
-        self._in_flight, self._streak = 0, 0
-        self._changed = asyncio.Condition()
-
-    async def __aenter__(self) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self._in_flight < self.allowed)
-            self._in_flight += 1
-
-    async def __aexit__(self, *exc: object) -> None:
-        async with self._changed:
-            self._in_flight -= 1
-            self._changed.notify_all()
-
-    def slow_down(self) -> None:
-        self.allowed, self._streak = max(1, self.allowed // 2), 0
-
-    def succeeded(self) -> None:
-        self._streak += 1
-        if self._streak >= self.recover_after and self.allowed < self.limit:
-            self.allowed, self._streak = self.allowed + 1, 0
-
-
 class AnthropicClient:
     """One `AsyncAnthropic` client (key and base URL from the environment unless given) plus a `RateGate`."""
 
@@ -152,7 +125,7 @@ class AnthropicClient:
                     raise ModelUnavailable(f"{_describe(exc)} after {attempt} attempts") from None
                 if isinstance(exc, anthropic.RateLimitError) or exc.status_code == 529:
                     self.gate.slow_down()
-                await asyncio.sleep(_retry_after(exc) or wait)
+                await asyncio.sleep(retry_after(exc.response.headers) or wait)
                 wait = min(wait * 2, 60.0)
             except (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError) as exc:
                 raise ModelAccessError(f"{_describe(exc)} (model {params.get('model')})") from None
@@ -347,18 +320,6 @@ def _reply(message: Any) -> Reply:
 def reply_from_json(body: Mapping[str, Any]) -> Reply:
     """A Reply from a message's JSON (batch results arrive that way)."""
     return _reply(anthropic.types.Message.model_validate(body))
-
-
-def _retry_after(exc: anthropic.APIStatusError) -> float | None:
-    headers = exc.response.headers
-    try:
-        if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        if headers.get("retry-after"):
-            return float(headers["retry-after"])
-    except ValueError:
-        return None
-    return None
 
 
 def _describe(exc: anthropic.APIError) -> str:

@@ -63,7 +63,6 @@ from urllib.parse import parse_qsl
 import openai
 
 from optimizer.definitions import ToolDef
-from optimizer.models.anthropic import RateGate
 from optimizer.models.base import (
     Message,
     ModelAccessError,
@@ -75,6 +74,7 @@ from optimizer.models.base import (
     Turn,
     Usage,
 )
+from optimizer.models.limits import RateGate, retry_after
 from optimizer.secrets import redact_text
 
 PREFIX = "openai:"
@@ -149,7 +149,7 @@ class OpenAIClient:
                     raise ModelUnavailable(f"{self._describe(exc)} after {attempt} attempts") from None
                 if isinstance(exc, openai.RateLimitError) or exc.status_code == 503:
                     self.gate.slow_down()
-                await asyncio.sleep(min(_retry_after(exc) or wait, 60.0))
+                await asyncio.sleep(min(retry_after(exc.response.headers) or wait, 60.0))
                 wait = min(wait * 2, 60.0)
             except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
                 raise ModelAccessError(f"{self._describe(exc)} (model {params.get('model')})") from None
@@ -391,13 +391,3 @@ def _completion_json(completion: Any) -> dict[str, Any]:
     return completion.to_dict(mode="json")
 
 
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    headers = exc.response.headers
-    try:
-        if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        if headers.get("retry-after"):
-            return float(headers["retry-after"])
-    except ValueError:
-        return None
-    return None
