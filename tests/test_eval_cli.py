@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers.run_db import count_episodes
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
@@ -80,12 +80,12 @@ def test_resume_after_a_kill_repeats_no_finished_episode(tmp_path: Path) -> None
     db = tmp_path / "killed" / "run.db"
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and _count(db) < 8:
+        while time.monotonic() < deadline and count_episodes(db) < 8:
             time.sleep(0.2)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    done_before = _count(db)
+    done_before = count_episodes(db)
     assert done_before >= 8
     result = optimizer("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
@@ -93,19 +93,10 @@ def test_resume_after_a_kill_repeats_no_finished_episode(tmp_path: Path) -> None
     total = sum(r["n"] for m in report["results"].values() for r in m.values())
     assert report["episodes"]["cached"] == done_before
     assert report["episodes"]["run"] == total - done_before
-    assert _count(db) == total
+    assert count_episodes(db) == total
     again = json.loads(optimizer("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json").stdout)
     assert again["episodes"] == {"run": 0, "cached": total, "infra_errors": 0}
 
-
-def _count(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_bad_task_file_runs_nothing_and_names_file_and_line(tmp_path: Path) -> None:

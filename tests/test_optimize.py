@@ -8,13 +8,13 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers.run_db import count_episodes
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS: dict[str, Path] = {}
@@ -106,12 +106,12 @@ def test_a_run_killed_in_the_search_resumes_to_the_same_winner(runs_dir: Path) -
     db = runs_dir / "killed" / "run.db"
     try:
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and _episodes(db) < 400 and proc.poll() is None:
+        while time.monotonic() < deadline and count_episodes(db) < 400 and proc.poll() is None:
             time.sleep(0.2)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    stored = _episodes(db)
+    stored = count_episodes(db)
     assert stored >= 400 and not (runs_dir / "killed" / "summary.json").exists()
     result = cli("--resume", "killed", "--runs-dir", str(runs_dir), "--json", script="optimize")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -120,15 +120,6 @@ def test_a_run_killed_in_the_search_resumes_to_the_same_winner(runs_dir: Path) -
     assert resumed["winner"] == fresh["winner"] and resumed["gate"] == fresh["gate"]
     assert (runs_dir / "killed" / "overlay.json").read_bytes() == (fresh_dir / "overlay.json").read_bytes()
 
-
-def _episodes(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_source_patch_rewrites_the_server_code(tmp_path: Path) -> None:
