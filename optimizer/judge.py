@@ -101,7 +101,7 @@ class ClaudeJudge:
 
     def __init__(self, model: str, client: AnthropicClient, *, max_tokens: int = 1024) -> None:
         """Raises ModelSpecError for a deprecated model name."""
-        from optimizer.models.anthropic import check_model_name
+        from optimizer.models.defaults import check_model_name
 
         check_model_name(model)
         self.id = model

@@ -46,7 +46,8 @@ def load_proposer(name: str, run: OpenRun) -> Proposer:
 
         return RulesProposer()
     if is_claude(name):
-        from optimizer.models.anthropic import AnthropicClient, check_model_name
+        from optimizer.models.anthropic import AnthropicClient
+        from optimizer.models.defaults import check_model_name
         from optimizer.propose.claude import ClaudeProposer
 
         model = name.removeprefix("anthropic:")

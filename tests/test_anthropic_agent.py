@@ -154,7 +154,7 @@ def test_model_strings_and_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
                                 ProviderSettings(max_connections=3))
     assert haiku.client is sonnet.client and haiku.client.gate.limit == 3  # type: ignore[attr-defined]
     assert sonnet.settings["thinking"] == {"type": "adaptive"} and haiku.settings["thinking"] is None
-    with pytest.raises(ModelSpecError, match="deprecated"):
+    with pytest.raises(ModelSpecError, match=r"retired \(end of life 2026-11-30\); use claude-sonnet-5-5"):
         load_models(["claude-sonnet-4-5"])
     with pytest.raises(ModelSpecError, match="unknown option"):
         load_models(["claude-haiku-5-5?temperature=1"])
@@ -163,11 +163,34 @@ def test_model_strings_and_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_defaults_are_names_the_sdk_knows() -> None:
-    from optimizer.models import CLAUDE_JUDGE, CLAUDE_PROPOSER, CLAUDE_TASK_MODELS
-    from optimizer.models.anthropic import deprecated_models, known_models
+    from optimizer.models import CLAUDE_JUDGE, CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, RETIRED_MODELS
+    from optimizer.models.anthropic import known_models
 
     for name in (*CLAUDE_TASK_MODELS, CLAUDE_PROPOSER, CLAUDE_JUDGE):
-        assert name in known_models() and name not in deprecated_models()
+        assert name in known_models() and name not in RETIRED_MODELS
+    for retired in RETIRED_MODELS.values():
+        assert retired.replacement in known_models() and retired.replacement not in RETIRED_MODELS
+
+
+def test_retired_and_deprecated_models_are_refused_with_date_and_replacement() -> None:
+    from datetime import date
+
+    from optimizer.models import check_model_name
+
+    with pytest.raises(ModelSpecError, match=r"claude-opus-4-5 is deprecated \(end of life 2027-01-22\); use "
+                       "claude-opus-5-5"):
+        check_model_name("claude-opus-4-5", today=date(2026, 12, 1))
+    with pytest.raises(ModelSpecError, match="claude-opus-4-5 is retired"):
+        check_model_name("anthropic:claude-opus-4-5", today=date(2027, 1, 22))
+    check_model_name("claude-sonnet-5-5", today=date(2026, 12, 1))
+
+
+def test_every_model_the_sdk_deprecates_is_in_our_table() -> None:
+    """The SDK warns on each request to a deprecated model; our table must refuse those first."""
+    data = pytest.importorskip("anthropic._data")
+    from optimizer.models import RETIRED_MODELS
+
+    assert set(data.DEPRECATED_MODELS) <= set(RETIRED_MODELS)
 
 
 def test_a_missing_key_is_an_access_error(monkeypatch: pytest.MonkeyPatch) -> None:

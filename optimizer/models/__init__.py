@@ -3,7 +3,7 @@ are Claude models over the Messages API; `openai:NAME?max_tokens=N` are models b
 Chat Completions endpoint (the `openai` extra). Each vendor SDK is imported in its own module only, and only
 when a model string needs it.
 
-The defaults live here and nowhere else."""
+The defaults and the retired models live in `defaults.py` and nowhere else."""
 
 from __future__ import annotations
 
@@ -13,12 +13,17 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from optimizer.models.base import AgentModel, ModelSpecError
+from optimizer.models.defaults import (
+    CLAUDE_JUDGE,
+    CLAUDE_PROPOSER,
+    CLAUDE_TASK_MODELS,
+    OFFLINE_DEFAULT,
+    RETIRED_MODELS,
+    check_model_name,
+)
 
-OFFLINE_DEFAULT = ("sim:lexical", "sim:skim")
-CLAUDE_TASK_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")
-CLAUDE_PROPOSER = "claude-opus-5-5"
-CLAUDE_JUDGE = "claude-haiku-5-5"
-
+__all__ = ["CLAUDE_JUDGE", "CLAUDE_PROPOSER", "CLAUDE_TASK_MODELS", "OFFLINE_DEFAULT", "RETIRED_MODELS",
+           "check_model_name"]
 
 @dataclass(frozen=True)
 class ProviderSettings:

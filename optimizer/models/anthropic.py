@@ -39,6 +39,7 @@ from optimizer.models.base import (
     Turn,
     Usage,
 )
+from optimizer.models.defaults import check_model_name
 from optimizer.models.limits import RateGate, retry_after
 
 DEFAULT_MAX_TOKENS = 4096
@@ -56,24 +57,6 @@ def known_models() -> frozenset[str]:
     from anthropic.types.model import Model
 
     return frozenset(name for arg in get_args(Model) for name in get_args(arg))
-
-
-def deprecated_models() -> Mapping[str, str]:
-    """Model name -> end-of-life date, as the installed SDK knows them."""
-    try:
-        from anthropic._data import DEPRECATED_MODELS
-    except ImportError:  # a private table; absent in some releases
-        return {}
-    return dict(DEPRECATED_MODELS)
-
-
-def check_model_name(name: str) -> None:
-    """Raise ModelSpecError for a deprecated model (the SDK would warn on every request); names the SDK does
-    not list are allowed (newer models, private deployments) and checked by the API itself."""
-    end = deprecated_models().get(name)
-    if end:
-        raise ModelSpecError(f"{name} is deprecated (end of life {end}); choose a current model, for example "
-                             "claude-haiku-5-5 or claude-sonnet-5-5")
 
 
 @dataclass(frozen=True)

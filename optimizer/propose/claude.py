@@ -46,8 +46,9 @@ from optimizer.definitions import (
     namespace_word,
     parameter_paths,
 )
-from optimizer.models.anthropic import AnthropicClient, Reply, check_model_name
+from optimizer.models.anthropic import AnthropicClient, Reply
 from optimizer.models.base import ModelUnavailable, Usage
+from optimizer.models.defaults import check_model_name
 from optimizer.prompt_files import load_prompt, render
 from optimizer.propose.base import Evidence, fence
 
