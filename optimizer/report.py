@@ -141,7 +141,7 @@ def _source_patch(outcome: Outcome) -> dict[str, Any] | None:
     what could not be located (listed, never guessed)."""
     if not outcome.config.source:
         return None
-    from optimizer.source_patch import source_patch
+    from optimizer.source import source_patch
 
     result = source_patch(Path(outcome.config.source), outcome.run.catalog, outcome.winner.candidate)
     path = outcome.run.store.dir / "source.patch"

@@ -339,11 +339,11 @@ def _source_patch(source: Path, catalog: Catalog, candidate: Candidate) -> tuple
     if not source.is_dir():
         raise ReviewError(f"--source {source}: not a directory")
     try:
-        from optimizer.source_patch import source_patch
+        from optimizer.source import source_patch
 
         patch = source_patch(source, catalog, candidate)
     except ImportError as exc:
-        raise ReviewError(f"--source needs optimizer.source_patch, which cannot be imported here ({exc})") from None
+        raise ReviewError(f"--source needs optimizer.source, which cannot be imported here ({exc})") from None
     except (OSError, DefinitionError) as exc:
         raise ReviewError(f"--source {source}: {exc}") from None
     return patch.text, [str(t) for t in patch.unlocated]

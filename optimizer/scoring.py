@@ -16,11 +16,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from optimizer.tasks import Expect
+from dataclasses import asdict, dataclass
+from typing import Any
 
 Judge = Callable[[str, str], bool]
 """`judge(expected, answer) -> passed`, e.g. a Claude grader built by the caller."""
@@ -34,6 +31,21 @@ _NUMBER = re.compile(
 )
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.IGNORECASE | re.DOTALL)
 _REASON_WIDTH = 60
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a task checks: an answer (with a verifier), tools that must / must not be called."""
+
+    answer: str | None = None
+    match: str = "contains"
+    tools: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON form (lists for tuples)."""
+        return {**asdict(self), "tools": list(self.tools), "forbid": list(self.forbid)}
+
 
 
 class ScoringError(ValueError):

@@ -25,7 +25,7 @@ from xml.parsers import expat
 import yaml
 
 from optimizer.definitions import digest
-from optimizer.scoring import expected_problem
+from optimizer.scoring import Expect, expected_problem
 
 MATCHES = ("contains", "exact", "regex", "number", "json", "judge")
 SPLITS = ("train", "heldout")
@@ -40,20 +40,6 @@ class TaskError(ValueError):
     def __init__(self, problems: str | Iterable[str]) -> None:
         self.problems: tuple[str, ...] = (problems,) if isinstance(problems, str) else tuple(problems)
         super().__init__("\n".join(self.problems))
-
-
-@dataclass(frozen=True)
-class Expect:
-    """What a task checks: an answer (with a verifier), tools that must / must not be called."""
-
-    answer: str | None = None
-    match: str = "contains"
-    tools: tuple[str, ...] = ()
-    forbid: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON form (lists for tuples)."""
-        return {**asdict(self), "tools": list(self.tools), "forbid": list(self.forbid)}
 
 
 @dataclass(frozen=True)

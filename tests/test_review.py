@@ -170,7 +170,7 @@ def test_namespace_scheme_is_kept_only_with_accept_all(run_dir: Path) -> None:
 def test_source_patch_rewrites_only_accepted_tools(run_dir: Path, tmp_path: Path) -> None:
     code, _, err = review(run_dir, "--accept", "all", "--source", tmp_path / "missing")
     assert code == 2 and "not a directory" in err
-    source_patch = pytest.importorskip("optimizer.source_patch").source_patch
+    source_patch = pytest.importorskip("optimizer.source").source_patch
     source = Path(shutil.copytree(ROOT / "examples" / "support", tmp_path / "src"))
     code, out, err = review(run_dir, "--accept", "get_customer", "--reject", "get_account", "--source", source,
                             "--json")

@@ -16,8 +16,8 @@ import pytest
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, ToolEdit, apply
 from optimizer.patch import load_definitions
-from optimizer.source_patch import NAMESPACE_NOTE, source_patch
-from optimizer.source_ts import decode, render, tokenize
+from optimizer.source import NAMESPACE_NOTE, source_patch
+from optimizer.source.typescript import decode, render, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "source"

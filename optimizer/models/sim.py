@@ -24,8 +24,9 @@ from typing import Any
 
 from optimizer.definitions import ToolDef, canonical_json
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
-from optimizer.models.sim_fill import KIND_AS_WORD, describe_values, fill_arguments, property_kinds, shapes_in
+from optimizer.models.sim_fill import fill_arguments
 from optimizer.text import estimate_tokens, first_sentence, sentences, terms
+from optimizer.values import KIND_AS_WORD, describe_values, property_kinds, shapes_in
 
 HABITS = ("lexical", "skim")
 _CLAUSE_BREAK = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+|,?\s+also\s+)\s*",

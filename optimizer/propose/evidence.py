@@ -29,11 +29,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.models.sim_fill import find_values
 from optimizer.propose.base import CallSeen, EpisodeSeen, Evidence, fence
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Task
 from optimizer.text import estimate_tokens
+from optimizer.values import find_values
 
 NO_CALL = "(no call)"
 RESULT_CHARS = 400

@@ -8,8 +8,8 @@ import functools
 import re
 from collections.abc import Iterable
 
-from optimizer.models.sim_fill import find_values
 from optimizer.text import STOPWORDS, words
+from optimizer.values import find_values
 
 
 def leaked_phrases(text: str, prompts: Iterable[str]) -> list[str]:

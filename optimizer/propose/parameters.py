@@ -10,11 +10,11 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 from optimizer.definitions import Candidate, Catalog, ToolDef
-from optimizer.models.sim_fill import find_values, property_kinds
 from optimizer.propose.base import EpisodeSeen
 from optimizer.propose.evidence import ArgumentNote, argument_notes, listing
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.text import words
+from optimizer.values import find_values, property_kinds
 
 GENERIC_PARAMETERS = frozenset(("id", "value", "data", "q", "query", "input", "text", "key", "name", "type", "item",
                                "arg", "args", "params", "payload", "body", "content", "object", "string", "number",

@@ -32,13 +32,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespace_word, namespaced
-from optimizer.models.sim_fill import describe_values
 from optimizer.propose.base import EpisodeSeen, Evidence
 from optimizer.propose.evidence import listing
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.lexicon import concept, concepts_in
 from optimizer.propose.parameters import parameter_hints
 from optimizer.text import STOPWORDS, first_sentence, sentences, stem, terms, words
+from optimizer.values import describe_values
 
 GENERIC_VERBS = frozenset(("search", "get", "list", "create", "query", "find", "fetch", "update", "delete", "run",
                           "read", "lookup", "add", "remove", "set", "make", "show", "view", "edit", "new", "do"))

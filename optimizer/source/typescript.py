@@ -17,7 +17,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from optimizer.source_patch import Edit, Outcome, Site, StringAt
+from optimizer.source.sites import Edit, Outcome, Site, StringAt
 
 MISMATCH = "the text in source is not what the server lists (built or changed at run time?); not rewritten"
 _REGEX_AFTER_PUNCT = set("(,=:[!&|?{};+-*%<>~^")

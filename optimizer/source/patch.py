@@ -1,7 +1,7 @@
 """Source patch: rewrite a candidate's names and descriptions where they stand in the server's own code.
 
 `source_patch(source_dir, catalog, candidate)` scans the Python and TypeScript/JavaScript files under
-`source_dir` for the places that declare tools (`source_py`, `source_ts`), finds each edited
+`source_dir` for the places that declare tools (`python.py`, `typescript.py`), finds each edited
 tool's declaration, and rewrites only the literals that hold its ORIGINAL name, description and
 parameter descriptions.
 
@@ -33,6 +33,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, apply, parameter_paths
+from optimizer.source.python import scan_python
+from optimizer.source.sites import Edit, Outcome, Site, StringAt
+from optimizer.source.typescript import scan_js
 
 NAMESPACE_NOTE = "namespace scheme is applied by clients/serve, not in source"
 PY_SUFFIXES = (".py",)
@@ -52,62 +55,11 @@ class SourcePatch:
     unlocated: list[str]
 
 
-@dataclass(frozen=True)
-class Edit:
-    """Replace `text[start:end]` of the file at `path` (relative, posix) with `new`."""
-
-    path: str
-    start: int
-    end: int
-    new: str
-
-
-Outcome = Edit | str
-"""An edit to make, or why the field is not located."""
-
-
-@dataclass(frozen=True)
-class Site:
-    """One declaration of a tool in source, as a scanner found it. `name` is None when the name is not
-    a literal the scanner can read. The callables answer for this declaration only:
-    `describes(listed)` — does the source here yield that listed description;
-    `describe(listed, new)`, `rename(new)`, `parameter(path, listed, new)` — the edit, or a reason."""
-
-    path: str
-    line: int
-    name: str | None
-    describes: Callable[[str], bool]
-    describe: Callable[[str, str], Outcome]
-    rename: Callable[[str], Outcome]
-    parameter: Callable[[str, str, str], Outcome]
-    name_start: int | None = None
-    """Offset of the name literal (skipped when looking for other uses of the name)."""
-    list_entry: bool = False
-    """A tool-list entry (`Tool(...)`, `{name, description}`): a call dispatcher may compare the name as a
-    string elsewhere, so a rename is refused when the name appears as another literal in the same language."""
-
-    @property
-    def where(self) -> str:
-        return f"{self.path}:{self.line}"
-
-
-@dataclass(frozen=True)
-class StringAt:
-    """A string literal anywhere in a scanned file (for the rename check of list entries)."""
-
-    path: str
-    line: int
-    start: int
-    value: str
-
-
 def source_patch(source_dir: Path, catalog: Catalog, candidate: Candidate) -> SourcePatch:
     """Rewrite the candidate's edits where the original names and descriptions stand under `source_dir`.
 
     `catalog` is what the unpatched server lists; edits are keyed by its (original) tool names.
     Raises DefinitionError when `source_dir` is not a directory or the candidate does not apply."""
-    from optimizer import source_py, source_ts  # imported here: both build this module's Sites
-
     if not source_dir.is_dir():
         raise DefinitionError(f"{source_dir}: not a directory of server source")
     exposed = apply(catalog, replace(candidate, scheme="none"))
@@ -116,7 +68,7 @@ def source_patch(source_dir: Path, catalog: Catalog, candidate: Candidate) -> So
     strings: list[StringAt] = []
     notes: list[str] = []
     for rel, text in texts.items():
-        scan = source_py.scan_python if rel.endswith(PY_SUFFIXES) else source_ts.scan_js
+        scan = scan_python if rel.endswith(PY_SUFFIXES) else scan_js
         try:
             found, literals = scan(rel, text)
         except (SyntaxError, ValueError) as exc:

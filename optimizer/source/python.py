@@ -18,7 +18,7 @@ import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
-from optimizer.source_patch import Edit, Outcome, Site, StringAt
+from optimizer.source.sites import Edit, Outcome, Site, StringAt
 
 Normaliser = Callable[[str], str]
 MISMATCH = "the text in source is not what the server lists (built or changed at run time?); not rewritten"
