@@ -44,18 +44,23 @@ class Budget:
 
 
 class BudgetedAgent:
-    """An agent whose turns go through a `Budget`; every other attribute is the agent's own."""
+    """An agent whose turns go through a `Budget`; it is the agent it wraps in everything else."""
 
     def __init__(self, inner: AgentModel, budget: Budget) -> None:
         self._inner, self._budget = inner, budget
+        self.id, self.settings, self.offline, self.batch = inner.id, inner.settings, inner.offline, inner.batch
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    @property
+    def inner(self) -> AgentModel:
+        return self._inner
+
+    async def check_access(self) -> None:
+        await self._inner.check_access()
 
     async def turn(
         self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message], *, seed: int = 0
     ) -> Turn:
         self._budget.check(self._inner.id)
         turn = await self._inner.turn(system, tools, messages, seed=seed)
-        self._budget.add(self._inner.id, turn.usage.to_json(), batch=bool(getattr(self._inner, "batch", False)))
+        self._budget.add(self._inner.id, turn.usage.to_json(), batch=self._inner.batch)
         return turn

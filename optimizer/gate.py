@@ -1,8 +1,11 @@
-"""The release gate: baseline against winner on the same held-out tasks, paired, per model.
+"""The one gate `optimize` and `regress` share: a baseline against a candidate on the same tasks, paired per
+task, for every model.
 
-A model fails the gate when its held-out accuracy drops by more than `max_drop`, or drops
-significantly at `alpha` (exact McNemar with one epoch, a paired bootstrap clustered by task with
-several). The gate passes when no model fails.
+Per model: exact McNemar on pass/fail with one epoch, a paired bootstrap clustered by task with several, and
+Holm's correction across the models. A model fails when its accuracy drops by more than `max_drop` (when one
+is set), or drops with a Holm-adjusted p-value under `alpha`. A model with no task scored on both sides fails
+too: no evidence is not a pass. The gate passes when no model fails. Verdicts and their reasons are worded the
+same for both commands.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.stats import compare
+from optimizer.stats import compare, holm
 from optimizer.store import StoredEpisode
 
 
@@ -23,16 +26,22 @@ class ModelVerdict:
     after: float
     delta: float
     p_value: float
+    """The paired test's own p-value."""
+    p_holm: float
+    """Holm-adjusted across the gate's models; what the significance rule reads."""
     method: str
+    ci: tuple[float, float]
     passed: bool
+    reason: str
     flipped_up: tuple[str, ...]
     flipped_down: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "n_tasks": self.n_tasks, "before": round(self.before, 4), "after": round(self.after, 4),
-            "delta": round(self.delta, 4), "p_value": round(self.p_value, 6), "method": self.method,
-            "passed": self.passed, "flipped_up": list(self.flipped_up), "flipped_down": list(self.flipped_down),
+            "delta": round(self.delta, 4), "p_value": round(self.p_value, 6), "p_holm": round(self.p_holm, 6),
+            "method": self.method, "ci": [round(self.ci[0], 4), round(self.ci[1], 4)], "passed": self.passed,
+            "reason": self.reason, "flipped_up": list(self.flipped_up), "flipped_down": list(self.flipped_down),
         }
 
 
@@ -47,21 +56,34 @@ def outcomes_by_task(episodes: Iterable[StoredEpisode], model: str) -> dict[str,
 
 def judge(
     models: Sequence[str], before: Sequence[StoredEpisode], after: Sequence[StoredEpisode], *,
-    max_drop: float = 0.0, alpha: float = 0.05, seed: int = 0,
+    max_drop: float | None = 0.0, alpha: float = 0.05, seed: int = 0,
 ) -> tuple[bool, list[ModelVerdict]]:
-    """Every model's paired verdict, and whether the gate passes."""
-    verdicts = []
+    """Every model's paired verdict (in `models` order), and whether the gate passes. `max_drop` None: only
+    significant drops fail."""
+    compared = {}
     for model in models:
         try:
-            result = compare(outcomes_by_task(before, model), outcomes_by_task(after, model), seed=seed, alpha=alpha)
-        except ValueError:  # no held-out task scored on both sides: no evidence, so no pass
-            verdicts.append(ModelVerdict(model, 0, 0.0, 0.0, 0.0, 1.0, "none", False, (), ()))
+            compared[model] = compare(outcomes_by_task(before, model), outcomes_by_task(after, model), seed=seed,
+                                      alpha=alpha)
+        except ValueError:  # no task scored on both sides
+            compared[model] = None
+    adjusted = holm({m: c.p_value for m, c in compared.items() if c is not None})
+    verdicts = []
+    for model, c in compared.items():
+        if c is None:
+            verdicts.append(ModelVerdict(model, 0, 0.0, 0.0, 0.0, 1.0, 1.0, "none", (0.0, 0.0), False,
+                                         "no task scored on both sides", (), ()))
             continue
-        dropped = result.delta < -max_drop - 1e-12
-        significant = result.delta < 0 and result.p_value < alpha
+        p_holm = adjusted[model]
+        dropped = max_drop is not None and c.delta < -max_drop - 1e-12
+        significant = c.delta < 0 and p_holm < alpha
+        reason = (f"accuracy dropped {-c.delta:.1%} (more than --max-drop {max_drop or 0:.1%})" if dropped
+                  else f"significant drop (Holm p={p_holm:.3g} < {alpha})" if significant
+                  else "no regression")
         verdicts.append(ModelVerdict(
-            model=model, n_tasks=result.n_tasks, before=result.before_acc, after=result.after_acc,
-            delta=result.delta, p_value=result.p_value, method=result.method, passed=not (dropped or significant),
-            flipped_up=tuple(result.flipped_up), flipped_down=tuple(result.flipped_down),
+            model=model, n_tasks=c.n_tasks, before=c.before_acc, after=c.after_acc, delta=c.delta,
+            p_value=c.p_value, p_holm=p_holm, method=c.method, ci=(c.ci_low, c.ci_high),
+            passed=not (dropped or significant), reason=reason, flipped_up=tuple(c.flipped_up),
+            flipped_down=tuple(c.flipped_down),
         ))
     return all(v.passed for v in verdicts), verdicts

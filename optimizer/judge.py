@@ -6,7 +6,7 @@ Contracts:
   an infrastructure fault and retries the episode later, never scores it as the agent's failure.
   `ModelAccessError` (bad key, unknown model) propagates and stops the run.
 - `ClaudeJudge` sends one Messages request: a short system prompt, `prompts/judge.md` rendered with the
-  three texts fenced as untrusted data (`propose.base.fence`), and the tool `record_verdict`
+  three texts fenced as untrusted data (`prompt_files.fence`), and the tool `record_verdict`
   ({passed: bool, reason: str}) forced by `tool_choice`. A reply without a well-formed call is retried
   once with the same request; a second one raises `ModelUnavailable`.
 - `LexicalJudge` (`sim:judge`) is an OFFLINE STAND-IN, not a model: it passes an answer when every
@@ -18,7 +18,7 @@ Contracts:
 - Usage: `Judge.usage` sums the usage of the judge's replies in this process; `JudgeCache` adds the usage
   of each fresh verdict to the run's meta `judge_usage` (`Usage.to_json()` shape, cumulative over the run
   and its resumes), which reports add to the run's cost. Cached verdicts cost and add nothing.
-- `make_judge(config, run)` builds the run's judge (wrapped in a `JudgeCache`), or returns None when no
+- `make_judge(spec, …)` builds the run's judge (wrapped in a `JudgeCache`), or returns None when no
   task uses `match: judge`; see its docstring for the choice of model.
 """
 
@@ -28,19 +28,26 @@ import asyncio
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from optimizer.models import CLAUDE_JUDGE, is_claude
-from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable, Usage
-from optimizer.prompt_files import load_prompt, render
-from optimizer.propose.base import fence
+from optimizer.models import CLAUDE_JUDGE, Providers, is_claude
+from optimizer.models.base import (
+    AgentModel,
+    MessagesClient,
+    ModelAccessError,
+    ModelSpecError,
+    ModelUnavailable,
+    Reply,
+    Usage,
+)
+from optimizer.prompt_files import fence, load_prompt, render
 from optimizer.text import STOPWORDS
 
 if TYPE_CHECKING:
-    from optimizer.models.anthropic import AnthropicClient, Reply
-    from optimizer.run import EvalConfig, OpenRun
     from optimizer.store import RunStore
+    from optimizer.tasks import Task
 
 TOOL_NAME = "record_verdict"
 LEXICAL_ID = "sim:judge"
@@ -95,11 +102,11 @@ class Judge(Protocol):
 
 
 class ClaudeJudge:
-    """A Claude model grading through `AnthropicClient.create` with a forced `record_verdict` call."""
+    """A Claude model grading through a `MessagesClient` with a forced `record_verdict` call."""
 
     offline = False
 
-    def __init__(self, model: str, client: AnthropicClient, *, max_tokens: int = 1024) -> None:
+    def __init__(self, model: str, client: MessagesClient, *, max_tokens: int = 1024) -> None:
         """Raises ModelSpecError for a deprecated model name."""
         from optimizer.models.defaults import check_model_name
 
@@ -251,46 +258,47 @@ def judge_usage(store: RunStore) -> Usage:
     return Usage(**store.get_meta(USAGE_KEY, {}))
 
 
-def make_judge(config: EvalConfig, run: OpenRun) -> JudgeCache | None:
-    """The run's judge, cached in `run.store`; None when no task uses `match: judge`.
+class JudgeSetupError(ValueError):
+    """No judge can be chosen for the run's `match: judge` tasks (unknown or retired model, no default)."""
 
-    With `config.judge` set: a Claude model name (`claude-…` or `anthropic:…`) gives a `ClaudeJudge` sharing
-    the API client of the run's Claude agents (a new `AnthropicClient` when there are none), and `sim:judge`
-    gives the offline `LexicalJudge`. Unset: `CLAUDE_JUDGE` when any of the run's models is Claude, else
-    `sim:judge` when all of them are offline stand-ins. Raises RunError for anything else (and adds a notice
-    to `run.notices` when the offline stand-in grades)."""
-    from optimizer.run import RunError
 
-    if not any(t.expect.match == "judge" and t.expect.answer is not None for t in run.taskset.split("all")):
+def make_judge(
+    spec: str | None, *, tasks: Sequence[Task], models: Sequence[AgentModel], model_specs: Sequence[str],
+    store: RunStore, providers: Providers, notices: list[str],
+) -> JudgeCache | None:
+    """The run's judge, cached in `store`; None when no task uses `match: judge`.
+
+    With `spec` set: a Claude model name (`claude-…` or `anthropic:…`) gives a `ClaudeJudge` on `providers`'
+    shared Messages client, and `sim:judge` gives the offline `LexicalJudge`. Unset: `CLAUDE_JUDGE` when any of
+    the run's models is Claude, else `sim:judge` when all of them are offline stand-ins. Raises JudgeSetupError
+    for anything else (and adds a notice to `notices` when the offline stand-in grades)."""
+    if not any(t.expect.match == "judge" and t.expect.answer is not None for t in tasks):
         return None
-    spec = config.judge or _default_judge(run)
+    spec = spec or _default_judge(models, model_specs)
     if spec is None:
-        raise RunError("some tasks use match: judge, but no judge is set and the models are neither Claude nor "
-                       f"offline: set judge to a Claude model (for example {CLAUDE_JUDGE}) or {LEXICAL_ID}")
+        raise JudgeSetupError("some tasks use match: judge, but no judge is set and the models are neither Claude "
+                              f"nor offline: set judge to a Claude model (for example {CLAUDE_JUDGE}) or {LEXICAL_ID}")
     if spec == LEXICAL_ID:
-        run.notices.append(f"answers of match: judge tasks are graded by {LEXICAL_ID}, an OFFLINE lexical "
-                           "stand-in (every content word of the expected answer must appear), not by a model")
-        return JudgeCache(LexicalJudge(), run.store)
+        notices.append(f"answers of match: judge tasks are graded by {LEXICAL_ID}, an OFFLINE lexical "
+                       "stand-in (every content word of the expected answer must appear), not by a model")
+        return JudgeCache(LexicalJudge(), store)
     if not is_claude(spec):
-        raise RunError(f"unknown judge {spec!r}: use a Claude model such as {CLAUDE_JUDGE}, or {LEXICAL_ID} "
-                       "(the offline stand-in)")
-    from optimizer.models.anthropic import AnthropicClient
-
+        raise JudgeSetupError(f"unknown judge {spec!r}: use a Claude model such as {CLAUDE_JUDGE}, or {LEXICAL_ID} "
+                              "(the offline stand-in)")
     name = spec.removeprefix("anthropic:")
     if "?" in name:
-        raise RunError(f"judge {spec!r}: a judge model takes no options")
-    shared = next((m.client for m in run.models if isinstance(getattr(m, "client", None), AnthropicClient)), None)
+        raise JudgeSetupError(f"judge {spec!r}: a judge model takes no options")
     try:
-        client = shared or AnthropicClient(max_connections=config.max_connections)
-        run.store.set_meta("judge_model", name)
-        return JudgeCache(ClaudeJudge(name, client), run.store)
+        judge = ClaudeJudge(name, providers.anthropic())
     except (ModelSpecError, ModelAccessError) as exc:
-        raise RunError(f"judge {spec}: {exc}") from None
+        raise JudgeSetupError(f"judge {spec}: {exc}") from None
+    store.set_meta("judge_model", name)
+    return JudgeCache(judge, store)
 
 
-def _default_judge(run: OpenRun) -> str | None:
-    if any(is_claude(spec) for spec in run.config.models) or any(is_claude(m.id) for m in run.models):
+def _default_judge(models: Sequence[AgentModel], model_specs: Sequence[str]) -> str | None:
+    if any(is_claude(spec) for spec in model_specs) or any(is_claude(m.id) for m in models):
         return CLAUDE_JUDGE
-    if run.models and all(getattr(m, "offline", False) for m in run.models):
+    if models and all(m.offline for m in models):
         return LEXICAL_ID
     return None

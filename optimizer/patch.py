@@ -23,6 +23,7 @@ from optimizer.definitions import (
     apply,
     canonical_json,
 )
+from optimizer.files import atomic_write
 
 TOOL_KEYS = {"name", "description", "parameters"}
 
@@ -90,7 +91,6 @@ def _edit(name: str, spec: Any) -> ToolEdit:
 
 
 def save_overlay(path: Path, candidate: Candidate) -> None:
-    from optimizer.store import atomic_write
 
     atomic_write(path, canonical_json(candidate.to_json()))
 
@@ -102,7 +102,6 @@ def canonical_files(tools: Iterable[ToolDef]) -> dict[str, str]:
 
 def dump_definitions(catalog: Catalog, candidate: Candidate, out_dir: Path) -> list[Path]:
     """Write the exposed definitions under a candidate, one canonical file per tool."""
-    from optimizer.store import atomic_write
 
     exposed = apply(catalog, candidate)
     out_dir.mkdir(parents=True, exist_ok=True)

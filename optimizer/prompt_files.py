@@ -1,6 +1,7 @@
 """Prompt templates: files in `prompts/`, installed as the package `optimizer.prompts`.
 
-Templates use `{{name}}` placeholders. Rendering fails on a missing or an unknown variable, so a
+Templates use `{{name}}` placeholders; `fence` wraps untrusted text (from tools, tasks or models) so it
+cannot pose as the template's own instructions or delimiters. Rendering fails on a missing or an unknown variable, so a
 template and its caller can never drift apart silently.
 """
 
@@ -10,6 +11,13 @@ import re
 from importlib import resources
 from pathlib import Path
 
+FENCE = "~~~~"
+
+
+def fence(label: str, text: str) -> str:
+    """Wrap untrusted text so it cannot close the fence or fake the prompt's own markers."""
+    clean = re.sub(r"~{3,}", "~~", text).replace("<untrusted", "<_untrusted").replace("</untrusted", "</_untrusted")
+    return f'<untrusted source="{label}">\n{FENCE}\n{clean}\n{FENCE}\n</untrusted>'
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 
 

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, ToolEdit, apply, parameter_paths
+from optimizer.files import atomic_write
 from optimizer.lint import lint, lint_tools
 from optimizer.patch import definitions_diff, load_overlay, save_overlay
-from optimizer.store import RunStore, StoredEpisode, StoreError, atomic_write
+from optimizer.store import RunStore, StoredEpisode, StoreError
 
 REVIEWED_OVERLAY = "reviewed-overlay.json"
 REVIEWED_PATCH = "reviewed.patch"

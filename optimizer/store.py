@@ -9,11 +9,9 @@ finished episodes. Credentials found in the environment are scrubbed from everyt
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import sqlite3
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import digest
+from optimizer.files import atomic_write
 from optimizer.secrets import redact_text, secret_values
 
 SCHEMA = """
@@ -66,19 +65,6 @@ def episode_key(
         {"model": model, "settings": dict(settings), "system": digest(system_prompt),
          "tools": exposed_digest, "task": task_digest, "epoch": epoch}
     )
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from optimizer.models.base import AgentModel, ModelSpecError
@@ -21,6 +21,10 @@ from optimizer.models.defaults import (
     RETIRED_MODELS,
     check_model_name,
 )
+
+if TYPE_CHECKING:
+    from optimizer.models.anthropic import AnthropicClient
+    from optimizer.models.openai_compat import OpenAIClient
 
 __all__ = ["CLAUDE_JUDGE", "CLAUDE_PROPOSER", "CLAUDE_TASK_MODELS", "OFFLINE_DEFAULT", "RETIRED_MODELS",
            "check_model_name"]
@@ -41,43 +45,62 @@ def is_claude(spec: str) -> bool:
     return spec.startswith(("anthropic:", "claude-"))
 
 
-def load_models(specs: Sequence[str], settings: ProviderSettings = ProviderSettings()) -> list[AgentModel]:
-    """Agents for model strings; Claude models share one client (one connection pool, one rate gate), and so do
-    `openai:` models. Raises ModelSpecError for a bad string (or a missing `openai` extra) and ModelAccessError
-    for missing credentials."""
-    client = None
-    openai_client = None
+class Providers:
+    """The run's API clients, each made on first use and shared by the agents, the proposer and the judge (one
+    connection pool and one rate gate per provider). `close()` closes what was made."""
+
+    def __init__(self, settings: ProviderSettings = ProviderSettings()) -> None:
+        self.settings = settings
+        self._anthropic: AnthropicClient | None = None
+        self._openai: OpenAIClient | None = None
+
+    def anthropic(self) -> AnthropicClient:
+        """The Messages API client; raises ModelAccessError without ANTHROPIC_API_KEY."""
+        if self._anthropic is None:
+            from optimizer.models.anthropic import AnthropicClient
+
+            self._anthropic = AnthropicClient(max_connections=self.settings.max_connections)
+        return self._anthropic
+
+    def openai(self) -> OpenAIClient:
+        """The OpenAI-compatible client; raises ModelSpecError without the `openai` extra."""
+        if self._openai is None:
+            try:
+                from optimizer.models.openai_compat import OpenAIClient
+            except ImportError as exc:
+                raise ModelSpecError(f"openai: models need the openai package ({exc}); install it with "
+                                     "pip install 'mcp-tool-optimizer[openai]'") from None
+            self._openai = OpenAIClient(base_url=self.settings.openai_base_url,
+                                        max_connections=self.settings.max_connections)
+        return self._openai
+
+    async def close(self) -> None:
+        for client in (self._anthropic, self._openai):
+            if client is not None:
+                await client.close()
+        self._anthropic = self._openai = None
+
+
+def load_models(specs: Sequence[str], providers: Providers | None = None) -> list[AgentModel]:
+    """Agents for model strings; real ones share `providers`' clients (a new `Providers()` when None). Raises
+    ModelSpecError for a bad string (or a missing `openai` extra) and ModelAccessError for missing credentials."""
+    providers = providers or Providers()
     out: list[AgentModel] = []
     for spec in specs:
         if is_claude(spec):
-            from optimizer.models.anthropic import AnthropicAgent, AnthropicClient
+            from optimizer.models.anthropic import AnthropicAgent
 
-            name, options = _claude_options(spec, settings)
-            client = client or AnthropicClient(max_connections=settings.max_connections)
-            out.append(AnthropicAgent(name, client, **options))
+            name, options = _claude_options(spec, providers.settings)
+            out.append(AnthropicAgent(name, providers.anthropic(), **options))
         elif spec.strip().startswith("openai:"):
-            try:
-                from optimizer.models.openai_compat import OpenAIAgent, OpenAIClient, parse_spec
-            except ImportError as exc:
-                raise ModelSpecError(f"{spec} needs the openai package ({exc}); install it with "
-                                     "pip install 'mcp-tool-optimizer[openai]'") from None
-            name, options = parse_spec(spec)
-            openai_client = openai_client or OpenAIClient(base_url=settings.openai_base_url,
-                                                          max_connections=settings.max_connections)
-            out.append(OpenAIAgent(name, openai_client, **options))
+            client = providers.openai()
+            from optimizer.models.openai_compat import OpenAIAgent, parse_spec
+
+            name, openai_options = parse_spec(spec)
+            out.append(OpenAIAgent(name, client, **openai_options))
         else:
             out.append(load_model(spec))
     return out
-
-
-async def close_models(models: Sequence[AgentModel]) -> None:
-    """Close provider clients (each once)."""
-    seen: set[int] = set()
-    for model in models:
-        client = getattr(model, "client", None)
-        if client is not None and id(client) not in seen:
-            seen.add(id(client))
-            await client.close()
 
 
 def _claude_options(spec: str, settings: ProviderSettings) -> tuple[str, dict[str, Any]]:
@@ -135,4 +158,4 @@ def load_model(spec: str) -> AgentModel:
 
 
 def is_offline(model: AgentModel) -> bool:
-    return bool(getattr(model, "offline", False))
+    return model.offline

@@ -23,7 +23,6 @@ import asyncio
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, get_args
 
 import anthropic
@@ -34,8 +33,8 @@ from optimizer.models.base import (
     ModelAccessError,
     ModelSpecError,
     ModelUnavailable,
+    Reply,
     StopReason,
-    ToolCall,
     Turn,
     Usage,
 )
@@ -57,25 +56,6 @@ def known_models() -> frozenset[str]:
     from anthropic.types.model import Model
 
     return frozenset(name for arg in get_args(Model) for name in get_args(arg))
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A Messages API response, provider-neutral: content blocks as JSON, stop reason, usage."""
-
-    content: tuple[dict[str, Any], ...]
-    stop_reason: StopReason
-    usage: Usage
-    model: str = ""
-
-    @property
-    def text(self) -> str:
-        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
-
-    @property
-    def tool_calls(self) -> tuple[ToolCall, ...]:
-        return tuple(ToolCall(b["id"], b["name"], dict(b.get("input") or {}))
-                     for b in self.content if b.get("type") == "tool_use")
 
 
 class AnthropicClient:

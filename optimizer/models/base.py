@@ -93,6 +93,35 @@ class Turn:
     """The provider's content blocks as JSON (see `Message.raw`)."""
 
 
+@dataclass(frozen=True)
+class Reply:
+    """A Messages API response, provider-neutral: content blocks as JSON, stop reason, usage."""
+
+    content: tuple[dict[str, Any], ...]
+    stop_reason: StopReason
+    usage: Usage
+    model: str = ""
+
+    @property
+    def text(self) -> str:
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(ToolCall(b["id"], b["name"], dict(b.get("input") or {}))
+                     for b in self.content if b.get("type") == "tool_use")
+
+
+class MessagesClient(Protocol):
+    """A Messages-API client shared by Claude agents, the Claude proposer and the Claude judge."""
+
+    async def create(self, **params: Any) -> Reply:
+        """One request; raises ModelUnavailable when the provider gives up, ModelAccessError when it refuses."""
+        ...
+
+    async def close(self) -> None: ...
+
+
 @runtime_checkable
 class AgentModel(Protocol):
     """One configured model. `id` plus `settings` identify it in the episode cache key."""
@@ -101,6 +130,13 @@ class AgentModel(Protocol):
     settings: dict[str, Any]
     offline: bool
     """True for simulated stand-ins; every output that shows their results says so."""
+    batch: bool
+    """True when turns go through a provider's batch API (billed at batch prices)."""
+
+    async def check_access(self) -> None:
+        """Before any episode: raise ModelAccessError when the key or the model name cannot work, ModelUnavailable
+        when the provider does not answer. Free of charge; offline agents return at once."""
+        ...
 
     async def turn(
         self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message], *, seed: int = 0

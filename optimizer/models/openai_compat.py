@@ -190,6 +190,7 @@ class OpenAIAgent:
     """A model behind an OpenAI-compatible Chat Completions endpoint, as an `AgentModel`."""
 
     offline = False
+    batch = False
 
     def __init__(self, name: str, client: OpenAIClient, *, max_tokens: int | None = None) -> None:
         self.name, self.client = name, client

@@ -52,6 +52,7 @@ class SimAgent:
     """A deterministic offline agent (noise makes it stochastic per episode seed)."""
 
     offline = True
+    batch = False
 
     def __init__(self, habit: str, *, seed: int = 0, noise: float = 0.0, latency_ms: float = 0.0) -> None:
         if habit not in HABITS:
@@ -66,6 +67,9 @@ class SimAgent:
         self.settings: dict[str, Any] = {"seed": seed, "noise": noise}
         self._tool_cache: dict[int, tuple[Sequence[ToolDef], list[Profile], int, _Index]] = {}
         self._plans: dict[tuple[int, str, int], tuple[Sequence[ToolDef], list[tuple[str, str]]]] = {}
+
+    async def check_access(self) -> None:
+        """Nothing to check: no provider, no key."""
 
     async def turn(
         self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message], *, seed: int = 0

@@ -1,0 +1,30 @@
+"""Proposers: evidence from train episodes in, candidate definitions out (contract in `base.py`).
+`load_proposer` turns a name into one: `rules` (offline) or a Claude model."""
+
+from __future__ import annotations
+
+from optimizer.models import CLAUDE_PROPOSER, Providers, check_model_name, is_claude
+from optimizer.propose.base import Proposer
+
+
+class ProposerError(ValueError):
+    """A proposer name that names no proposer, or a retired model."""
+
+
+def load_proposer(name: str, providers: Providers) -> Proposer:
+    """The proposer a name gives: `rules`, or a Claude model on `providers`' shared Messages client. Raises
+    ProposerError for an unknown name or a retired model, ModelAccessError without a key."""
+    if name == "rules":
+        from optimizer.propose.rules import RulesProposer
+
+        return RulesProposer()
+    if is_claude(name):
+        from optimizer.propose.claude import ClaudeProposer
+
+        model = name.removeprefix("anthropic:")
+        try:
+            check_model_name(model)
+        except ValueError as exc:
+            raise ProposerError(f"--proposer: {exc}") from None
+        return ClaudeProposer(model, providers.anthropic())
+    raise ProposerError(f"unknown proposer {name!r}: use rules (offline) or a Claude model such as {CLAUDE_PROPOSER}")

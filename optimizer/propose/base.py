@@ -3,27 +3,18 @@
 Invariants:
 - Evidence is built from train-split episodes only; held-out tasks never reach a proposer.
 - Every text that came from a tool, a task or a model is untrusted: `Evidence.text` fences it (see
-  `fence`), so it cannot pose as the prompt's own instructions or delimiters.
+  `optimizer.prompt_files.fence`), so it cannot pose as the prompt's own instructions or delimiters.
 - `Proposer.propose` returns up to `k` DISTINCT candidates, each a full proposal for the catalog
   (edits keyed by original tool name); it never returns the candidate it was given unchanged.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from optimizer.definitions import Candidate, Catalog
-
-FENCE = "~~~~"
-
-
-def fence(label: str, text: str) -> str:
-    """Wrap untrusted text so it cannot close the fence or fake the prompt's own markers."""
-    clean = re.sub(r"~{3,}", "~~", text).replace("<untrusted", "<_untrusted").replace("</untrusted", "</_untrusted")
-    return f'<untrusted source="{label}">\n{FENCE}\n{clean}\n{FENCE}\n</untrusted>'
 
 
 @dataclass(frozen=True)
@@ -72,7 +63,16 @@ class Evidence:
 class Proposer(Protocol):
     name: str
     offline: bool
+    """True for the offline rules proposer; outputs that show its work say so."""
 
     async def propose(
         self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
     ) -> Sequence[Candidate]: ...
+
+    def last_report(self) -> dict[str, Any]:
+        """What the last `propose` call reported as JSON (requests, usage, repairs, errors); {} when nothing."""
+        ...
+
+    def rationale(self, key: str) -> str | None:
+        """The proposer's one-line reason for the candidate with this key, when it gave one."""
+        ...

@@ -46,11 +46,10 @@ from optimizer.definitions import (
     namespace_word,
     parameter_paths,
 )
-from optimizer.models.anthropic import AnthropicClient, Reply
-from optimizer.models.base import ModelUnavailable, Usage
+from optimizer.models.base import MessagesClient, ModelUnavailable, Reply, Usage
 from optimizer.models.defaults import check_model_name
-from optimizer.prompt_files import load_prompt, render
-from optimizer.propose.base import Evidence, fence
+from optimizer.prompt_files import fence, load_prompt, render
+from optimizer.propose.base import Evidence
 
 TOOL_NAME = "submit_candidates"
 MAX_DESCRIPTION = 1024
@@ -93,11 +92,11 @@ class ProposalStats:
 
 
 class ClaudeProposer:
-    """A Claude model writing candidate definitions through `AnthropicClient` (see the module docstring)."""
+    """A Claude model writing candidate definitions through a `MessagesClient` (see the module docstring)."""
 
     offline = False
 
-    def __init__(self, model: str, client: AnthropicClient, *, max_tokens: int = 16000) -> None:
+    def __init__(self, model: str, client: MessagesClient, *, max_tokens: int = 16000) -> None:
         """Raises ModelSpecError for a deprecated model name."""
         check_model_name(model)
         self.name = model
@@ -145,6 +144,12 @@ class ClaudeProposer:
         stats.returned = len(kept.candidates)
         self.rationales.update(kept.rationales)
         return list(kept.candidates)
+
+    def last_report(self) -> dict[str, Any]:
+        return self.stats.to_json()
+
+    def rationale(self, key: str) -> str | None:
+        return self.rationales.get(key)
 
     def request(self, catalog: Catalog, current: Candidate, evidence: Evidence, k: int) -> dict[str, Any]:
         """The Messages API parameters of the first request."""

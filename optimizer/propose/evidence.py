@@ -29,7 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.propose.base import CallSeen, EpisodeSeen, Evidence, fence
+from optimizer.prompt_files import fence
+from optimizer.propose.base import CallSeen, EpisodeSeen, Evidence
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Task
 from optimizer.text import estimate_tokens

@@ -30,6 +30,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespace_word, namespaced
 from optimizer.propose.base import EpisodeSeen, Evidence
@@ -125,6 +126,13 @@ class RulesProposer:
                 keys.add(candidate.key)
                 out.append(candidate)
         return out
+
+    def last_report(self) -> dict[str, Any]:
+        """Nothing to report: no requests, no cost."""
+        return {}
+
+    def rationale(self, key: str) -> str | None:
+        return None
 
 
 class _Study:

@@ -15,8 +15,8 @@ from typing import Annotated
 
 import typer
 
-from optimizer.cli_common import fail, parse_headers
-from optimizer.proxy import ProxyConfig, ProxyError, serve
+from optimizer.cli.common import fail, parse_headers
+from optimizer.serve import ProxyConfig, ProxyError, serve
 from optimizer.servers import ServerError, ServerSpec
 
 

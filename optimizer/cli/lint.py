@@ -17,8 +17,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from optimizer.cli_common import err, fail, out, parse_headers
+from optimizer.cli.common import err, fail, out, parse_headers
 from optimizer.definitions import Catalog, DefinitionError, ToolDef, apply
+from optimizer.files import atomic_write
 from optimizer.lint import DEFAULT_MAX_TOOLS, LintReport, lint, to_sarif
 from optimizer.patch import load_definitions, load_overlay
 from optimizer.servers import ServerError, ServerPool, ServerSpec
@@ -91,7 +92,6 @@ def _read_definitions(directory: Path) -> tuple[Catalog, list[str]]:
 
 
 def _write(path: Path, text: str) -> None:
-    from optimizer.store import atomic_write
 
     try:
         atomic_write(path, text)

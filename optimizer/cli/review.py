@@ -27,7 +27,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from optimizer.cli_common import err, fail, out
+from optimizer.cli.common import err, fail, out
 from optimizer.definitions import ToolEdit
 from optimizer.review import (
     BREAKING,

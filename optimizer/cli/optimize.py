@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from optimizer.cli_common import (
+from optimizer.cli.common import (
     BatchOpt,
     JudgeOpt,
     MaxUsdOpt,
@@ -21,16 +21,16 @@ from optimizer.cli_common import (
     SystemPromptOpt,
     ThinkingOpt,
     err,
-    fail,
+    exits_on_errors,
     out,
     read_system_prompt,
     resume_overrides,
 )
-from optimizer.loop import OptimizeConfig
+from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
+from optimizer.config import RunError
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
-from optimizer.run import RunError
-from optimizer.views import OFFLINE_LABEL, EvalProgress
+from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
 
 
 def optimize_command(
@@ -87,10 +87,8 @@ def optimize_command(
     winner against the baseline on held-out tasks for every model (the gate). Writes summary.json,
     report.md, overlay.json and winning.patch into the run directory. Exit 0 when the gate passes,
     1 when it fails, 2 on errors."""
-    from optimizer.pipeline import default_models, default_proposer, run_optimize
-
     config = None
-    try:
+    with exits_on_errors(RunError, ModelSpecError, ValueError):
         if not resume or server or tasks:
             if server is None or tasks is None:
                 raise RunError("--server and --tasks are required (or --resume RUN_ID alone)")
@@ -111,11 +109,6 @@ def optimize_command(
             data = asyncio.run(run_optimize(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
                                             progress=progress.advance, overrides=resume_overrides(max_usd, prices),
                                             on_start=lambda run: progress.start(run, 0)))
-    except (RunError, ModelSpecError, ValueError) as exc:
-        raise fail(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - a bug must not exit 1, which means "the gate failed"
-        err.print_exception()
-        raise fail(f"internal error: {type(exc).__name__}: {exc}") from None
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     else:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from optimizer.views import make_console
+from optimizer.cli.views import make_console
 
 err = make_console(stderr=True)
 out = make_console()
@@ -29,6 +31,19 @@ def parse_headers(values: list[str] | None) -> dict[str, str]:
         headers[name.strip()] = text.strip()
     return headers
 
+
+ServerOpt = Annotated[
+    str | None,
+    typer.Option("--server", help="MCP server: a command line run over stdio (\"python server.py\"), "
+                 "or an http(s)://…/mcp URL."),
+]
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option("--header", help="HTTP header for URL servers, 'Name: value' (repeatable; never stored)."),
+]
+OverlayOpt = Annotated[
+    Path | None, typer.Option("--overlay", help="Overlay JSON applied to the definitions (format: see README).")
+]
 
 ThinkingOpt = Annotated[str | None, typer.Option(
     "--thinking", help="Claude extended thinking: a token budget (1024 or more) or 'adaptive'. Default off.")]
@@ -62,5 +77,20 @@ def read_system_prompt(path: Path | None) -> str | None:
 
 
 def resume_overrides(max_usd: float | None, prices: Path | None) -> dict[str, object]:
-    """Settings a resumed run takes from the command line (spending only; see run.RESUMABLE_CHANGES)."""
+    """Settings a resumed run takes from the command line (spending only; see config.RESUMABLE_CHANGES)."""
     return {"max_usd": max_usd, "prices": str(prices) if prices else None}
+
+
+@contextlib.contextmanager
+def exits_on_errors(*expected: type[Exception]) -> Iterator[None]:
+    """Errors of the `expected` kinds exit 2 with their message; any other exception exits 2 as an internal error
+    with its traceback on stderr — never 1, which means a check failed."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except expected as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - exit 2 for every operational failure, with the traceback
+        err.print_exception()
+        raise fail(f"internal error: {type(exc).__name__}: {exc}") from None

@@ -9,11 +9,13 @@ from typing import Any
 
 from optimizer.definitions import Candidate
 from optimizer.evaluate import EvalResult
-from optimizer.loop import Outcome, Scored
+from optimizer.files import atomic_write
+from optimizer.optimize.rounds import Outcome, Scored
 from optimizer.patch import definitions_diff, save_overlay
 from optimizer.prices import PriceTable, load_prices
 from optimizer.scoring import accuracy_table, confusion
-from optimizer.store import StoredEpisode, atomic_write
+from optimizer.source import source_patch
+from optimizer.store import StoredEpisode
 
 OFFLINE_BANNER = "OFFLINE — results from simulated agents (sim:*), stand-ins for real models."
 
@@ -141,8 +143,6 @@ def _source_patch(outcome: Outcome) -> dict[str, Any] | None:
     what could not be located (listed, never guessed)."""
     if not outcome.config.source:
         return None
-    from optimizer.source import source_patch
-
     result = source_patch(Path(outcome.config.source), outcome.run.catalog, outcome.winner.candidate)
     path = outcome.run.store.dir / "source.patch"
     atomic_write(path, result.text)

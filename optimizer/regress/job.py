@@ -1,31 +1,28 @@
 """`optimizer regress`: the cross-model release gate.
 
 Runs the same tasks under a baseline (the server's own definitions, an overlay, or another server
-version) and under a candidate overlay, for every model, and compares them per model, paired per
-task: exact McNemar on pass/fail with one epoch, a bootstrap clustered by task with several, Holm's
-correction across models. A model regresses when its accuracy drops with a Holm-adjusted p-value
-under `alpha`, or (with `max_drop` set) by more than `max_drop` at all. Episodes go through the run's store like every
-other verb, so a killed run resumes and a re-run costs nothing.
+version) and under a candidate overlay, for every model, and compares them with the gate that `optimize`
+uses too (`optimizer.gate`: paired per task, Holm across models). Episodes go through the run's store like
+every other command, so a killed run resumes and a re-run costs nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
+from optimizer.config import EvalConfig, RunError
 from optimizer.definitions import Candidate, Catalog, DefinitionError
-from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
-from optimizer.gate import outcomes_by_task
-from optimizer.judge import make_judge
+from optimizer.evaluate import EvalResult, Progress
+from optimizer.gate import judge, outcomes_by_task
+from optimizer.harness import Harness, open_harness
 from optimizer.patch import load_overlay
-from optimizer.run import EvalConfig, OpenRun, RunError, episode_config, open_run
 from optimizer.servers import ServerError, ServerPool, ServerSpec
-from optimizer.stats import compare, holm
 from optimizer.store import StoredEpisode
 
 
@@ -51,35 +48,34 @@ class Side:
 
 async def run_regress(
     config: RegressConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
-    progress: Progress | None = None, on_start: Any = None, overrides: dict[str, Any] | None = None,
+    progress: Progress | None = None, on_start: Callable[[Harness[RegressConfig], int], None] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate both sides and return the verdict with every figure (what `-o FILE.json` holds)."""
-    async with open_run(config, runs_dir=runs_dir, run_id=run_id, resume=resume, config_type=RegressConfig,
-                        overrides=overrides) as run:
-        cfg: RegressConfig = run.config  # type: ignore[assignment]
+    async with open_harness(config, RegressConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
+                            overrides=overrides, progress=progress) as run:
+        cfg = run.config
         tasks = run.taskset.split(cfg.split)
         if not tasks:
             raise RunError(f"no {cfg.split} tasks to compare on; choose --split train or all, or mark tasks")
         if on_start is not None:
             on_start(run, 2 * len(tasks) * len(run.models) * cfg.epochs)
-        settings = EvalSettings(epochs=cfg.epochs, seed=cfg.seed, max_connections=cfg.max_connections,
-                                episode=episode_config(run), judge=make_judge(cfg, run))
-        async with _baseline_side(run, cfg) as before_side:
+        async with _baseline_side(run) as before_side:
             new = Candidate() if cfg.candidate == "original" else _overlay(cfg.candidate, run.catalog, "--candidate")
             after_side = Side("candidate", run.catalog, new, run.pool)
             results = {}
             for side in (before_side, after_side):
-                results[side.label] = await evaluate(pool=side.pool, store=run.store, catalog=side.catalog,
-                                                     candidate=side.candidate, tasks=tasks, models=run.models,
-                                                     settings=settings, progress=progress)
-        report = verdict(run, cfg, results["baseline"], results["candidate"])
+                results[side.label] = await run.evaluate(side.candidate, tasks, epochs=cfg.epochs, pool=side.pool,
+                                                         catalog=side.catalog)
+        report = verdict(run, results["baseline"], results["candidate"])
         run.store.write_json("regress.json", report)
         run.store.export_transcripts()
         return report
 
 
 @contextlib.asynccontextmanager
-async def _baseline_side(run: OpenRun, cfg: RegressConfig) -> AsyncIterator[Side]:
+async def _baseline_side(run: Harness[RegressConfig]) -> AsyncIterator[Side]:
+    cfg = run.config
     if cfg.baseline_server is None:
         candidate = Candidate() if cfg.baseline == "original" else _overlay(cfg.baseline, run.catalog, "--baseline")
         yield Side("baseline", run.catalog, candidate, run.pool)
@@ -110,12 +106,13 @@ def _overlay(path: str, catalog: Catalog, option: str) -> Candidate:
         raise RunError(f"{option}: {exc}") from None
 
 
-def verdict(run: OpenRun, cfg: RegressConfig, before: EvalResult, after: EvalResult) -> dict[str, Any]:
-    """Per-model figures and the overall verdict (see the module docstring)."""
-    models = [m.id for m in run.models]
-    rows = {model: model_figures(model, before.episodes, after.episodes, seed=cfg.seed, alpha=cfg.alpha)
-            for model in models}
-    passed = decide(rows, max_drop=cfg.max_drop, alpha=cfg.alpha)
+def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) -> dict[str, Any]:
+    """Per-model figures and the overall verdict (see `optimizer.gate`)."""
+    cfg = run.config
+    models = run.model_ids
+    passed, verdicts = judge(models, before.episodes, after.episodes, max_drop=cfg.max_drop, alpha=cfg.alpha,
+                             seed=cfg.seed)
+    rows = {v.model: {**v.to_json(), **side_figures(v.model, before.episodes, after.episodes)} for v in verdicts}
     return {
         "run_id": run.store.run_id, "run_dir": str(run.store.dir), "offline": run.offline, "models": models,
         "split": cfg.split, "epochs": cfg.epochs, "max_drop": cfg.max_drop, "alpha": cfg.alpha,
@@ -128,35 +125,12 @@ def verdict(run: OpenRun, cfg: RegressConfig, before: EvalResult, after: EvalRes
     }
 
 
-def decide(rows: dict[str, dict[str, Any]], *, max_drop: float | None, alpha: float) -> bool:
-    """Add `p_holm`, `passed` and `reason` to each model's row; True when no model regressed. A model with no
-    task scored on both sides does not pass (no evidence is not a pass)."""
-    adjusted = holm({m: r["p_value"] for m, r in rows.items() if r["n_tasks"]})
-    for model, row in rows.items():
-        row["p_holm"] = round(adjusted.get(model, 1.0), 6)
-        dropped = max_drop is not None and row["delta"] < -max_drop - 1e-12
-        significant = row["delta"] < 0 and row["p_holm"] < alpha
-        row["passed"] = bool(row["n_tasks"]) and not (dropped or significant)
-        row["reason"] = ("no task scored on both sides" if not row["n_tasks"] else
-                         f"accuracy dropped {-row['delta']:.1%} (more than --max-drop {max_drop or 0:.1%})" if dropped
-                         else f"significant drop (Holm p={row['p_holm']:.3g} < {alpha})" if significant
-                         else "no regression")
-    return all(row["passed"] for row in rows.values())
-
-
-def model_figures(model: str, before: Sequence[StoredEpisode], after: Sequence[StoredEpisode], *, seed: int,
-                  alpha: float) -> dict[str, Any]:
-    """One model's paired comparison, pass^k, and mean steps and tokens per task on each side."""
+def side_figures(model: str, before: Sequence[StoredEpisode], after: Sequence[StoredEpisode]) -> dict[str, Any]:
+    """pass^k, and mean steps and tokens per task on each side, for one model ({} figures without tasks)."""
     b, a = outcomes_by_task(before, model), outcomes_by_task(after, model)
-    try:
-        c = compare(b, a, seed=seed, alpha=alpha)
-    except ValueError:
-        return {"n_tasks": 0, "before": 0.0, "after": 0.0, "delta": 0.0, "p_value": 1.0, "method": "none",
-                "ci": [0.0, 0.0], "flipped_up": [], "flipped_down": [], "pass_k": {}, "steps": {}, "tokens": {}}
+    if not (set(b) & set(a)):
+        return {"pass_k": {}, "steps": {}, "tokens": {}}
     return {
-        "n_tasks": c.n_tasks, "before": round(c.before_acc, 4), "after": round(c.after_acc, 4),
-        "delta": round(c.delta, 4), "p_value": round(c.p_value, 6), "method": c.method,
-        "ci": [round(c.ci_low, 4), round(c.ci_high, 4)], "flipped_up": c.flipped_up, "flipped_down": c.flipped_down,
         "pass_k": {"before": _pass_k(b), "after": _pass_k(a)},
         "steps": {"before": _mean(before, model, "turns"), "after": _mean(after, model, "turns")},
         "tokens": {"before": _mean(before, model, "tokens"), "after": _mean(after, model, "tokens")},

@@ -11,9 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from optimizer.config import RunError
 from optimizer.evaluate import Progress
-from optimizer.loop import Evaluator, OptimizeConfig, make_objective, open_optimize_run
-from optimizer.run import RunError
+from optimizer.harness import open_harness
+from optimizer.optimize.config import OptimizeConfig
+from optimizer.optimize.rounds import make_objective
 from optimizer.search import SearchError, search, study_setup
 
 
@@ -26,11 +28,8 @@ async def run_worker(storage: str, study_name: str, *, progress: Progress | None
     context = config.context or {}
     if "runs_dir" not in context or "run_id" not in context:
         raise RunError(f"study {study_name!r} does not say which run it belongs to")
-    async with open_optimize_run(None, runs_dir=Path(context["runs_dir"]), run_id=None,
-                                 resume=context["run_id"]) as run:
-        if not isinstance(run.config, OptimizeConfig):
-            raise RunError(f"run {context['run_id']} is not an optimize run")
-        evaluator = Evaluator(run, progress)
-        result = await search(pool, [], make_objective(evaluator, run.taskset.split("train")), config)
+    async with open_harness(None, OptimizeConfig, runs_dir=Path(context["runs_dir"]), resume=context["run_id"],
+                            progress=progress) as run:
+        result = await search(pool, [], make_objective(run, run.taskset.split("train")), config)
         return {"study": study_name, "run_id": run.store.run_id, "trials_in_study": len(result.trials),
-                "episodes": evaluator.episodes, "best_accuracy": result.best.accuracy}
+                "episodes": run.episodes, "best_accuracy": result.best.accuracy}

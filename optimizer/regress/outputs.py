@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from optimizer.store import atomic_write
+from optimizer.files import atomic_write
 
 SUFFIXES = (".json", ".junit.xml", ".md")
 

@@ -15,22 +15,22 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from optimizer.cli_common import (
+from optimizer.cli.common import (
     BatchOpt,
     OpenAIBaseUrlOpt,
     SystemPromptOpt,
     ThinkingOpt,
     err,
-    fail,
+    exits_on_errors,
     out,
     read_system_prompt,
 )
+from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
+from optimizer.config import RunError
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.regress import RegressConfig, run_regress
-from optimizer.regress_outputs import check_outputs, markdown, write
-from optimizer.run import RunError
-from optimizer.views import OFFLINE_LABEL, EvalProgress
+from optimizer.regress.outputs import check_outputs, markdown, write
 
 
 def regress_command(
@@ -71,7 +71,7 @@ def regress_command(
     per task on the same tasks. Exit 0 pass, 1 regression, 2 error. With GITHUB_STEP_SUMMARY set, the Markdown
     table is appended there too."""
     config = None
-    try:
+    with exits_on_errors(RunError, ModelSpecError, ValueError, OSError):
         check_outputs(outputs or [])
         if not resume or server or tasks:
             if server is None or tasks is None or models is None:
@@ -96,11 +96,6 @@ def regress_command(
         if summary_file:
             with open(summary_file, "a", encoding="utf-8") as handle:
                 handle.write(markdown(report) + "\n")
-    except (RunError, ModelSpecError, ValueError, OSError) as exc:
-        raise fail(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - a bug must not exit 1, which means "regression"
-        err.print_exception()
-        raise fail(f"internal error: {type(exc).__name__}: {exc}") from None
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
     else:

@@ -1,0 +1,45 @@
+"""Command line: `optimizer <command>` and `optimize`. One module per command, each a thin typer function that
+turns options into a config, calls one library function and prints with rich. Exit codes: 0 done, 1 a check
+failed (where a command has one), 2 usage or operational error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from optimizer.cli.dump import dump_command
+from optimizer.cli.eval import eval_command
+from optimizer.cli.lint import lint_command
+from optimizer.cli.optimize import optimize_command
+from optimizer.cli.regress import regress_command
+from optimizer.cli.review import review_command
+from optimizer.cli.serve import serve_command
+from optimizer.cli.worker import worker_command
+
+app = typer.Typer(
+    name="optimizer",
+    help="Measure and improve MCP tool definitions with eval tasks. Offline agents (sim:*) are stand-ins.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("eval")(eval_command)
+app.command("dump")(dump_command)
+app.command("worker")(worker_command)
+app.command("lint")(lint_command)
+app.command("optimize")(optimize_command)
+app.command("review")(review_command)
+app.command("serve")(serve_command)
+app.command("regress")(regress_command)
+
+optimize_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+optimize_app.command()(optimize_command)
+
+
+def main() -> Any:
+    return app()
+
+
+def optimize_main() -> Any:
+    return optimize_app()

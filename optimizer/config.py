@@ -1,0 +1,70 @@
+"""Settings of a run, as stored in it: the base every command's config extends, and how a resumed run's
+stored settings meet the ones given again. Frozen pydantic models with a description per field."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESUMABLE_CHANGES = frozenset({"max_usd", "max_connections", "prices", "openai_base_url"})
+"""Settings a resumed run may change: they affect spending and speed, never an episode's result."""
+
+
+class RunError(RuntimeError):
+    """A usage or operational error the CLI shows as it is and exits 2 for."""
+
+
+class EvalConfig(BaseModel):
+    """Settings of one eval run. Stored in the run so that `--resume` needs nothing else."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: str = Field(description="Command line (stdio) or http(s) URL of the MCP server.")
+    tasks: str = Field(description="Task file or directory.")
+    models: tuple[str, ...] = Field(description="Model strings, e.g. sim:lexical.")
+    overlay: str | None = Field(None, description="Overlay file applied to the definitions.")
+    epochs: int = Field(1, ge=1, description="Runs of each task per model.")
+    heldout: float = Field(0.3, ge=0, le=1, description="Share of tasks held out when a task sets no split.")
+    seed: int = Field(0, description="Seed for the offline agents' noise and every sampled choice.")
+    max_connections: int = Field(4, ge=1, description="Concurrent model requests.")
+    server_instances: int | None = Field(None, ge=1, description="Server connections; default min(4, max_connections).")
+    tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is abandoned.")
+    connect_timeout: float = Field(30.0, gt=0, description="Seconds allowed for the MCP handshake.")
+    max_turns: int = Field(12, ge=1, description="Model turns per episode.")
+    allow_destructive: bool = Field(False, description="Let agents call tools annotated destructiveHint: true.")
+    system_prompt: str | None = Field(None, description="The deployment's own system prompt, included verbatim.")
+    thinking: str | None = Field(None, description="Claude extended thinking: a token budget or 'adaptive'.")
+    batch: bool = Field(False, description="Send Claude turns through the Message Batches API (half price).")
+    max_usd: float | None = Field(None, gt=0, description="Stop cleanly before spending more than this (USD).")
+    prices: str | None = Field(None, description="Price table file overriding the built-in one.")
+    judge: str | None = Field(None, description="Model that grades `match: judge` answers.")
+    openai_base_url: str | None = Field(None, description="OpenAI-compatible server for openai: models.")
+    headers: dict[str, str] = Field(default_factory=dict, exclude=True, description="HTTP headers (never stored).")
+
+
+ConfigT = TypeVar("ConfigT", bound=EvalConfig)
+
+
+def resolve_config(
+    config: ConfigT | None, stored: dict[str, Any] | None, config_type: type[ConfigT], *, run_id: str,
+    overrides: dict[str, Any] | None = None,
+) -> ConfigT:
+    """The settings a run uses. New run (`stored` None): `config`. On resume the stored settings win; settings
+    given again must agree with them, except RESUMABLE_CHANGES, which `config` or `overrides` may change."""
+    if stored is None:
+        if config is None:
+            raise RunError(f"run {run_id} has no stored settings; start it again without --resume")
+        return config
+    saved = config_type.model_validate(stored)
+    changes = {k: v for k, v in (overrides or {}).items() if k in RESUMABLE_CHANGES and v is not None}
+    saved = saved.model_copy(update=changes) if changes else saved
+    if config is not None:
+        theirs = config.model_dump(exclude={"headers"})
+        clash = sorted(k for k, v in saved.model_dump().items()
+                       if theirs.get(k) not in (None, v) and k != "tasks" and k not in RESUMABLE_CHANGES)
+        if clash:
+            raise RunError(f"--resume {run_id}: these settings differ from the stored run: {', '.join(clash)}")
+        changed = {k: theirs[k] for k in RESUMABLE_CHANGES if theirs.get(k) is not None}
+        saved = saved.model_copy(update={"headers": config.headers, **changed})
+    return saved

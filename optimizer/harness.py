@@ -1,0 +1,237 @@
+"""One open run: its directory and store, server pool, tools, tasks, models and their provider clients, budget
+and judge — and one `evaluate(candidate, tasks)` that `eval`, `optimize` and `regress` all use.
+
+`open_harness` checks everything it can before the first episode (settings against a resumed run, task files,
+models and their access, prices, the server, tool names, destructive tools, the overlay) and raises RunError
+with a message for the user; it closes the pool, the provider clients and the store on exit. Budget and access
+errors raised while the run is open become RunErrors that say how to continue.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic
+
+from optimizer.budget import Budget, BudgetedAgent, BudgetExceeded
+from optimizer.config import ConfigT, EvalConfig, RunError, resolve_config
+from optimizer.definitions import Candidate, Catalog, DefinitionError
+from optimizer.episode import EpisodeConfig
+from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
+from optimizer.judge import Judge, JudgeSetupError, make_judge
+from optimizer.models import Providers, ProviderSettings, load_models
+from optimizer.models.base import AgentModel, ModelAccessError, ModelSpecError, ModelUnavailable
+from optimizer.patch import load_overlay
+from optimizer.prices import PriceError, PriceTable, load_prices
+from optimizer.prompt_files import load_prompt
+from optimizer.servers import ServerError, ServerPool, ServerSpec
+from optimizer.store import RunStore, StoreError
+from optimizer.tasks import Task, TaskError, TaskSet, load_tasks
+
+
+@dataclass
+class Harness(Generic[ConfigT]):
+    """An open run, typed by its settings. `episodes` counts what `evaluate` did since the run was opened."""
+
+    config: ConfigT
+    store: RunStore
+    pool: ServerPool
+    catalog: Catalog
+    taskset: TaskSet
+    models: list[AgentModel]
+    providers: Providers
+    candidate: Candidate
+    notices: list[str]
+    budget: Budget | None = None
+    judge: Judge | None = None
+    progress: Progress | None = None
+    episodes: dict[str, int] = field(default_factory=lambda: {"run": 0, "cached": 0, "infra_errors": 0})
+
+    @property
+    def offline(self) -> bool:
+        return all(m.offline for m in self.models)
+
+    @property
+    def model_ids(self) -> list[str]:
+        return [m.id for m in self.models]
+
+    def settings(self, epochs: int = 1) -> EvalSettings:
+        return EvalSettings(epochs=epochs, seed=self.config.seed, max_connections=self.config.max_connections,
+                            episode=episode_config(self.config, self.catalog), judge=self.judge)
+
+    async def evaluate(
+        self, candidate: Candidate, tasks: Sequence[Task], *, epochs: int = 1, pool: ServerPool | None = None,
+        catalog: Catalog | None = None,
+    ) -> EvalResult:
+        """Every (task, model, epoch) episode of `candidate` through the run's store (see `evaluate.evaluate`);
+        `pool` and `catalog` default to the run's own server (regress passes another server's)."""
+        result = await evaluate(pool=pool or self.pool, store=self.store, catalog=catalog or self.catalog,
+                                candidate=candidate, tasks=tasks, models=self.models, settings=self.settings(epochs),
+                                progress=self.progress)
+        for key in self.episodes:
+            self.episodes[key] += getattr(result, key)
+        return result
+
+
+@contextlib.asynccontextmanager
+async def open_harness(
+    config: ConfigT | None, config_type: type[ConfigT], *, runs_dir: Path, run_id: str | None = None,
+    resume: str | None = None, overrides: dict[str, Any] | None = None, progress: Progress | None = None,
+) -> AsyncIterator[Harness[ConfigT]]:
+    """Check everything, open the store, the providers and the server pool; close them all on exit."""
+    try:
+        store = RunStore.open_existing(runs_dir, resume) if resume else RunStore.create(runs_dir, run_id)
+    except StoreError as exc:
+        raise RunError(str(exc)) from None
+    try:
+        resolved = resolve_config(config, store.get_meta("config"), config_type, run_id=store.run_id,
+                                  overrides=overrides)
+        providers = Providers(ProviderSettings(max_connections=resolved.max_connections, thinking=resolved.thinking,
+                                               openai_base_url=resolved.openai_base_url, batch=resolved.batch))
+        try:
+            async with _opened(resolved, store, providers, progress) as harness:
+                yield harness
+        finally:
+            await providers.close()
+    finally:
+        store.close()
+
+
+@contextlib.asynccontextmanager
+async def _opened(
+    config: ConfigT, store: RunStore, providers: Providers, progress: Progress | None
+) -> AsyncIterator[Harness[ConfigT]]:
+    taskset = _load_tasks(config)
+    models = _load_models(config, providers)
+    budget = _budget(config, store)
+    models = [BudgetedAgent(m, budget) for m in models] if budget else models
+    await _check_access(models)
+    store.set_meta("config", config.model_dump())
+    async with _pool(config, store) as pool:
+        catalog = await pool.list_tools()
+        notices = _safety(catalog, config)
+        candidate = _candidate(config, catalog)
+        try:
+            taskset.check_tools(catalog.names)
+        except TaskError as exc:
+            raise RunError(str(exc)) from None
+        store.set_meta("catalog", [t.canonical() for t in catalog.tools])
+        harness = Harness(config, store, pool, catalog, taskset, models, providers, candidate, notices, budget,
+                          progress=progress)
+        try:
+            harness.judge = make_judge(config.judge, tasks=taskset.split("all"), models=models,
+                                       model_specs=config.models, store=store, providers=providers,
+                                       notices=notices)
+            yield harness
+        except JudgeSetupError as exc:
+            raise RunError(str(exc)) from None
+        except BudgetExceeded as exc:
+            raise RunError(f"{exc}. Episodes finished so far are saved; continue with --resume {store.run_id} "
+                           "and a higher --max-usd") from None
+        except ModelAccessError as exc:
+            raise RunError(f"the model provider refused the run: {exc}. Episodes finished so far are saved; "
+                           f"fix it and continue with --resume {store.run_id}") from None
+
+
+@contextlib.asynccontextmanager
+async def _pool(config: EvalConfig, store: RunStore) -> AsyncIterator[ServerPool]:
+    spec = _spec(config)
+    instances = config.server_instances or min(4, config.max_connections)
+    pool = ServerPool(spec, instances=instances, log_path=store.server_log, tool_timeout=config.tool_timeout,
+                      connect_timeout=config.connect_timeout)
+    try:
+        await pool.__aenter__()
+    except ServerError as exc:
+        raise RunError(str(exc)) from None
+    try:
+        yield pool
+    finally:
+        await pool.__aexit__(None, None, None)
+
+
+def _spec(config: EvalConfig) -> ServerSpec:
+    try:
+        return ServerSpec.parse(config.server, headers=config.headers)
+    except ServerError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _load_tasks(config: EvalConfig) -> TaskSet:
+    try:
+        return load_tasks(Path(config.tasks), heldout=config.heldout)
+    except TaskError as exc:
+        raise RunError(f"the task set has problems; nothing was run:\n{exc}") from None
+    except OSError as exc:
+        raise RunError(f"cannot read tasks from {config.tasks}: {exc}") from None
+
+
+def _load_models(config: EvalConfig, providers: Providers) -> list[AgentModel]:
+    try:
+        return load_models(config.models, providers)
+    except (ModelSpecError, ModelAccessError) as exc:
+        raise RunError(str(exc)) from None
+
+
+def _budget(config: EvalConfig, store: RunStore) -> Budget | None:
+    """The run's --max-usd budget, counting what its stored episodes cost; checks a --prices file either way."""
+    try:
+        table = load_prices(Path(config.prices)) if config.prices else PriceTable.default()
+    except PriceError as exc:
+        raise RunError(str(exc)) from None
+    if config.max_usd is None:
+        return None
+    stored = ((e.model, e.data.get("usage") or {}, e.data.get("batch") is True) for e in store.episodes())
+    return Budget.for_run(config.max_usd, table, stored)
+
+
+async def _check_access(models: Sequence[AgentModel]) -> None:
+    """Ask each real provider, for free, whether the key and the model name work, before any episode."""
+    for model in models:
+        try:
+            await model.check_access()
+        except ModelAccessError as exc:
+            raise RunError(f"{model.id}: {exc}") from None
+        except ModelUnavailable as exc:
+            raise RunError(f"{model.id}: the API is not answering ({exc}); nothing was run") from None
+
+
+def _safety(catalog: Catalog, config: EvalConfig) -> list[str]:
+    destructive = [t.name for t in catalog.tools if t.hint("destructiveHint") is True]
+    if destructive and not config.allow_destructive:
+        raise RunError(
+            "these tools are annotated destructiveHint: true, so agents could change or delete real data: "
+            f"{', '.join(destructive)}. Run against a disposable server, then pass --allow-destructive."
+        )
+    bare = [t.name for t in catalog.tools if not t.annotations]
+    notices = []
+    if bare:
+        notices.append(
+            f"{len(bare)} tool(s) have no annotations, so nothing says whether they are safe to call: "
+            + ", ".join(bare)
+        )
+    return notices
+
+
+def _candidate(config: EvalConfig, catalog: Catalog) -> Candidate:
+    if not config.overlay:
+        return Candidate()
+    try:
+        return load_overlay(Path(config.overlay), catalog)
+    except DefinitionError as exc:
+        raise RunError(str(exc)) from None
+
+
+def episode_config(config: EvalConfig, catalog: Catalog) -> EpisodeConfig:
+    blocked = () if config.allow_destructive else tuple(
+        t.name for t in catalog.tools if t.hint("destructiveHint") is True
+    )
+    return EpisodeConfig(system_prompt=system_prompt(config.system_prompt), max_turns=config.max_turns,
+                         blocked_tools=blocked)
+
+
+def system_prompt(own: str | None) -> str:
+    """The agent's system prompt: the deployment's own (verbatim) first, then how to work and report."""
+    ours = load_prompt("agent_system")
+    return f"{own.strip()}\n\n{ours}" if own and own.strip() else ours

@@ -1,0 +1,50 @@
+"""Settings of an optimization run, and the models and proposer it uses when none are named."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import Field
+
+from optimizer.config import EvalConfig, RunError
+from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, OFFLINE_DEFAULT
+
+
+class OptimizeConfig(EvalConfig):
+    """Settings of one optimization run (everything `eval` takes, plus the search)."""
+
+    rounds: int = Field(2, ge=1, description="Rounds of propose and search.")
+    trials: int = Field(12, ge=1, description="Optuna trials per round (whole proposals first).")
+    candidates: int = Field(4, ge=1, description="Candidates the proposer writes per round.")
+    chunks: int = Field(3, ge=1, description="Growing chunks of train tasks; hopeless trials stop early.")
+    max_episodes: int | None = Field(None, ge=1, description="Stop proposing once this many episodes ran.")
+    objective: Literal["mean", "min"] = Field("mean", description="Train accuracy over models: mean or worst.")
+    pareto: bool = Field(False, description="Accuracy against definition tokens as two objectives.")
+    max_drop: float = Field(0.0, ge=0, le=1, description="Largest held-out accuracy drop the gate allows.")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the gate.")
+    evidence_tokens: int = Field(12_000, ge=500, description="Token budget of the proposer's evidence.")
+    proposer: str = Field("rules", description="rules (offline) or a Claude model name.")
+    allow_leakage: bool = Field(False, description="Keep candidates that copy text from train prompts.")
+    storage: str | None = Field(None, description="Optuna storage URL; default the run's SQLite file.")
+    source: str | None = Field(None, description="Server source directory: also write source.patch.")
+
+
+def default_models(*, offline: bool, models: Sequence[str] | None) -> tuple[str, ...]:
+    """The models to use: as given; the offline agents with --offline; else stop with what to do."""
+    if models:
+        return tuple(models)
+    if offline:
+        return OFFLINE_DEFAULT
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return CLAUDE_TASK_MODELS
+    raise RunError("no models to evaluate with: set ANTHROPIC_API_KEY to use Claude, or pass --offline to run "
+                   "with the simulated agents (sim:lexical,sim:skim) and the rules proposer.")
+
+
+def default_proposer(*, offline: bool, proposer: str | None) -> str:
+    """The proposer: as given; rules with --offline or without a key; else Claude."""
+    if proposer:
+        return proposer
+    return "rules" if offline or not os.environ.get("ANTHROPIC_API_KEY") else CLAUDE_PROPOSER

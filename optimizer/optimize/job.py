@@ -1,0 +1,107 @@
+"""The optimize job, in order: baseline on train → rounds of (evidence → propose → screen → search → select) →
+baseline and winner on held-out for every model → the gate → the outputs.
+
+Contracts:
+- Proposers see evidence from TRAIN episodes only; held-out tasks are evaluated only for the baseline and the
+  final winner, after the search has finished.
+- Candidates that fail screening (`screening.py`) never reach an eval; they are listed in the summary with the
+  reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from optimizer.config import RunError
+from optimizer.definitions import Catalog, apply
+from optimizer.evaluate import Progress
+from optimizer.gate import judge
+from optimizer.harness import open_harness
+from optimizer.lint import findings_as_evidence, lint
+from optimizer.optimize.config import OptimizeConfig
+from optimizer.optimize.outputs import write_outputs
+from optimizer.optimize.rounds import (
+    OptimizeRun,
+    Outcome,
+    RoundLog,
+    Scored,
+    better,
+    propose_cached,
+    score,
+    search_round,
+    stop_reason,
+)
+from optimizer.optimize.screening import Screen
+from optimizer.propose import ProposerError, load_proposer
+from optimizer.propose.base import Evidence, Proposer
+from optimizer.propose.evidence import build_evidence
+
+
+async def run_optimize(
+    config: OptimizeConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
+    progress: Progress | None = None, on_start: Callable[[OptimizeRun], None] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) an optimization, write its outputs and return summary.json's content."""
+    async with open_harness(config, OptimizeConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
+                            overrides=overrides, progress=progress) as run:
+        try:
+            proposer = load_proposer(run.config.proposer, run.providers)
+        except ProposerError as exc:
+            raise RunError(str(exc)) from None
+        if on_start is not None:
+            on_start(run)
+        outcome = await optimize(run, proposer)
+        data = write_outputs(outcome)
+        data["run_dir"] = str(run.store.dir)
+        data["notices"] = run.notices
+        data["offline_models"] = run.offline
+        return data
+
+
+async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
+    """Run the rounds on an open run and judge the winner on held-out tasks."""
+    config = run.config
+    train, heldout = run.taskset.split("train"), run.taskset.split("heldout")
+    if not train:
+        raise RunError("no train tasks: lower --heldout, or mark fewer tasks `split: heldout`")
+    screen = Screen(run.catalog, train, allow_leakage=config.allow_leakage)
+    baseline = best = await score(run, run.candidate, train)
+    rounds: list[RoundLog] = []
+    stop = None
+    for number in range(1, config.rounds + 1):
+        stop = stop_reason(best, run)
+        if stop:
+            break
+        proposals, report = await propose_cached(run, proposer, best.candidate, evidence_for(run, best),
+                                                 k=config.candidates, seed=config.seed + number)
+        accepted, rejected = screen(proposals)
+        log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report)
+        rounds.append(log)
+        if not accepted:
+            stop = log.proposer.get("error") or "no valid candidates were proposed"
+            break
+        top = (await search_round(run, number, best, accepted, train, log)).best
+        if top.complete and better(top.accuracy, top.tokens, best):
+            best = await score(run, top.candidate, train)
+            log.improved = True
+        else:
+            stop = "no improvement in the last round"
+            break
+    stop = stop or stop_reason(best, run) or f"{config.rounds} round(s) done"
+    before = await run.evaluate(baseline.candidate, heldout, epochs=config.epochs)
+    after = await run.evaluate(best.candidate, heldout, epochs=config.epochs)
+    passed, verdicts = judge(run.model_ids, before.episodes, after.episodes, max_drop=config.max_drop,
+                             alpha=config.alpha, seed=config.seed)
+    return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop, dict(run.episodes))
+
+
+def evidence_for(run: OptimizeRun, best: Scored) -> Evidence:
+    """What the proposer may read: the best candidate's train episodes and the lint findings of its definitions."""
+    exposed = apply(run.catalog, best.candidate)
+    findings = findings_as_evidence(lint(Catalog(run.catalog.server_name, exposed.tools)))
+    tasks = {t.id: t for t in run.taskset.tasks}
+    return build_evidence(best.result.episodes, tasks, token_budget=run.config.evidence_tokens, lint=findings,
+                          seed=run.config.seed)

@@ -1,0 +1,176 @@
+"""The parts of one optimization round: score a candidate on train tasks, ask the proposer (once per run for
+the same input), and search the screened candidates with optuna on growing chunks of the train tasks.
+
+Contracts:
+- Everything here evaluates TRAIN tasks only; held-out tasks are for the gate, after the search.
+- Every episode goes through the run's store, so a resumed or re-run optimization repeats no finished episode;
+  proposals are stored too, so it asks the proposer nothing it asked before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from optimizer.definitions import Candidate, Catalog, apply, canonical_json, digest
+from optimizer.evaluate import EvalResult
+from optimizer.gate import ModelVerdict
+from optimizer.harness import Harness
+from optimizer.models.base import ModelUnavailable
+from optimizer.optimize.config import OptimizeConfig
+from optimizer.patch import overlay_from_json
+from optimizer.propose.base import Evidence, Proposer
+from optimizer.search import ChunkScore, SearchConfig, SearchResult, pool_from, search
+from optimizer.tasks import Task
+from optimizer.text import estimate_tokens
+
+OptimizeRun = Harness[OptimizeConfig]
+
+
+@dataclass
+class Scored:
+    candidate: Candidate
+    accuracy: float
+    tokens: int
+    result: EvalResult
+
+
+@dataclass
+class RoundLog:
+    round: int
+    proposed: int
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    trials: int = 0
+    pruned: int = 0
+    best_accuracy: float = 0.0
+    improved: bool = False
+    schemes: list[str] = field(default_factory=list)
+    episodes: int = 0
+    proposer: dict[str, Any] = field(default_factory=dict)
+    """What the proposer reported (requested, received, repaired, dropped, rejected, rationales, error)."""
+
+
+@dataclass
+class Outcome:
+    """Everything the outputs are made from."""
+
+    run: OptimizeRun
+    config: OptimizeConfig
+    baseline: Scored
+    winner: Scored
+    heldout_before: EvalResult
+    heldout_after: EvalResult
+    gate_passed: bool
+    verdicts: list[ModelVerdict]
+    rounds: list[RoundLog]
+    stop_reason: str
+    episodes: dict[str, int]
+
+
+def definition_tokens(catalog: Catalog, candidate: Candidate) -> int:
+    """Estimated tokens of the exposed definitions (what every request pays for the tools)."""
+    return sum(estimate_tokens(canonical_json(t.canonical())) for t in apply(catalog, candidate).tools)
+
+
+def aggregate(result: EvalResult, models: Sequence[str], how: str) -> float:
+    """Train accuracy over models: the mean of per-model accuracies, or the worst one."""
+    per_model = []
+    for model in models:
+        outcomes = [o.passed for o in result.outcomes if o.model == model]
+        per_model.append(sum(outcomes) / len(outcomes) if outcomes else 0.0)
+    if not per_model:
+        return 0.0
+    return min(per_model) if how == "min" else sum(per_model) / len(per_model)
+
+
+def chunked(tasks: Sequence[Task], chunks: int) -> list[list[Task]]:
+    """Cumulative prefixes of the train tasks: chunk i holds the first (i+1)/chunks of them."""
+    n = len(tasks)
+    ends = sorted({max(1, round(n * (i + 1) / chunks)) for i in range(chunks)})
+    return [list(tasks[:end]) for end in ends]
+
+
+async def score(run: OptimizeRun, candidate: Candidate, tasks: Sequence[Task]) -> Scored:
+    """A candidate's aggregated accuracy on `tasks` and its definition tokens."""
+    result = await run.evaluate(candidate, tasks)
+    return Scored(candidate, aggregate(result, run.model_ids, run.config.objective),
+                  definition_tokens(run.catalog, candidate), result)
+
+
+def better(new: float, new_tokens: int, old: Scored) -> bool:
+    """Higher accuracy wins; at equal accuracy, fewer definition tokens."""
+    return new > old.accuracy + 1e-12 or (abs(new - old.accuracy) <= 1e-12 and new_tokens < old.tokens)
+
+
+def stop_reason(best: Scored, run: OptimizeRun) -> str | None:
+    """Why no further round should start, or None."""
+    if best.accuracy >= 1.0 - 1e-12:
+        return "train accuracy reached 100%"
+    limit = run.config.max_episodes
+    if limit is not None and run.episodes["run"] >= limit:
+        return f"episode budget of {limit} reached"
+    return None
+
+
+async def propose_cached(
+    run: OptimizeRun, proposer: Proposer, current: Candidate, evidence: Evidence, *, k: int, seed: int
+) -> tuple[list[Candidate], dict[str, Any]]:
+    """The proposer's candidates for this input, asked once per run: a resumed or re-run optimization reads them
+    from the store (a model proposer is neither free nor deterministic). A proposer that is unavailable gives no
+    candidates this round, with the error in the report; an access error stops the run."""
+    key = "proposals:" + digest({"proposer": proposer.name, "current": current.to_json(), "k": k, "seed": seed,
+                                 "evidence": evidence.text})[:24]
+    stored = run.store.get_meta(key)
+    if stored is not None:
+        return [overlay_from_json(c) for c in stored["candidates"]], stored["report"]
+    if run.budget is not None:
+        run.budget.check(proposer.name)
+    try:
+        proposals = await proposer.propose(run.catalog, current, evidence, k=k, seed=seed)
+    except ModelUnavailable as exc:
+        return [], {"error": f"the proposer failed: {exc}"}
+    report = proposer.last_report()
+    if run.budget is not None:
+        run.budget.add(proposer.name, report.get("usage") or {})
+    rationales = {c.key: proposer.rationale(c.key) for c in proposals}
+    report["rationales"] = {key: text for key, text in rationales.items() if text is not None}
+    run.store.set_meta(key, {"candidates": [c.to_json() for c in proposals], "report": report})
+    return list(proposals), report
+
+
+def make_objective(run: OptimizeRun, train: Sequence[Task]) -> Callable[[Candidate, int], Awaitable[ChunkScore]]:
+    """The search objective: a candidate's aggregated accuracy on train chunks 0..i, and its tokens."""
+    chunks = chunked(train, run.config.chunks)
+
+    async def objective(candidate: Candidate, chunk: int) -> ChunkScore:
+        start = run.episodes["run"]
+        tasks = chunks[min(chunk, len(chunks) - 1)]
+        result = await run.evaluate(candidate, tasks)
+        return ChunkScore(accuracy=aggregate(result, run.model_ids, run.config.objective),
+                          tokens=definition_tokens(run.catalog, candidate),
+                          episodes=run.episodes["run"] - start, fraction=len(tasks) / len(train))
+
+    return objective
+
+
+async def search_round(
+    run: OptimizeRun, number: int, best: Scored, accepted: Sequence[Candidate], train: Sequence[Task],
+    log: RoundLog,
+) -> SearchResult:
+    """Round `number`'s optuna study over the pool made of `best` and the accepted candidates; fills `log`."""
+    config = run.config
+    chunks = chunked(train, config.chunks)
+    before = run.episodes["run"]
+    storage = config.storage or f"sqlite:///{run.store.dir / 'run.db'}"
+    context = {"runs_dir": str(run.store.dir.parent.resolve()), "run_id": run.store.run_id}
+    outcome = await search(pool_from(best.candidate, accepted), accepted, make_objective(run, train),
+                           SearchConfig(trials=config.trials, chunks=len(chunks), seed=config.seed,
+                                        pareto=config.pareto, storage=storage, context=context,
+                                        study_name=f"optimize-{run.store.run_id}", round=number))
+    log.trials = len(outcome.trials)
+    log.pruned = sum(not t.complete for t in outcome.trials)
+    log.best_accuracy = outcome.best.accuracy
+    log.schemes = sorted({t.candidate.scheme for t in outcome.trials})
+    log.episodes = run.episodes["run"] - before
+    return outcome
