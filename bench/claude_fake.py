@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from optimizer.loop import OptimizeConfig
-from optimizer.pipeline import run_optimize
-from optimizer.report import cost
-from optimizer.run import EvalConfig, run_eval
+from optimizer.config import EvalConfig
+from optimizer.evaluation import run_eval
+from optimizer.optimize import OptimizeConfig, run_optimize
+from optimizer.optimize.outputs import cost
 from optimizer.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent

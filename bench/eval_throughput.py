@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from optimizer.run import EvalConfig, run_eval
+from optimizer.config import EvalConfig
+from optimizer.evaluation import run_eval
 from optimizer.store import RunStore
 from optimizer.tasks import load_tasks
 

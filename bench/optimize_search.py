@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from optimizer.loop import OptimizeConfig
-from optimizer.pipeline import OFFLINE_MODELS, run_optimize
+from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
+from optimizer.optimize import OptimizeConfig, run_optimize
 from optimizer.search import combinations, load_trials, study_setup
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, SimPolicy, text_reply, tool_use_reply
 
 from optimizer.definitions import ToolDef
-from optimizer.models import ProviderSettings, load_models
+from optimizer.models import Providers, ProviderSettings, load_models
 from optimizer.models.anthropic import AnthropicAgent, AnthropicClient
 from optimizer.models.base import Message, ModelAccessError, ModelSpecError, ModelUnavailable, ToolResult
 from optimizer.models.limits import RateGate
@@ -151,7 +151,7 @@ def test_rate_gate_halves_and_recovers() -> None:
 def test_model_strings_and_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     haiku, sonnet = load_models(["claude-haiku-5-5", "anthropic:claude-sonnet-5-5?thinking=adaptive"],
-                                ProviderSettings(max_connections=3))
+                                Providers(ProviderSettings(max_connections=3)))
     assert haiku.client is sonnet.client and haiku.client.gate.limit == 3  # type: ignore[attr-defined]
     assert sonnet.settings["thinking"] == {"type": "adaptive"} and haiku.settings["thinking"] is None
     with pytest.raises(ModelSpecError, match=r"retired \(end of life 2026-11-30\); use claude-sonnet-5-5"):

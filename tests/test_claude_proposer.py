@@ -16,8 +16,8 @@ from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.models import CLAUDE_PROPOSER
 from optimizer.models.anthropic import AnthropicClient
 from optimizer.models.base import ModelAccessError, ModelUnavailable
-from optimizer.prompt_files import PLACEHOLDER, load_prompt
-from optimizer.propose.base import FENCE, Evidence, Proposer
+from optimizer.prompt_files import FENCE, PLACEHOLDER, load_prompt
+from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.claude import TOOL_NAME, ClaudeProposer, build_prompt, submit_tool
 from optimizer.propose.evidence import build_evidence
 from optimizer.store import StoredEpisode

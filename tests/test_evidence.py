@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from optimizer.propose.base import FENCE
+from optimizer.prompt_files import FENCE
 from optimizer.propose.evidence import NO_CALL, argument_notes, build_evidence, format_asked, listed
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task

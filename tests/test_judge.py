@@ -20,6 +20,7 @@ import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, text_reply, tool_use_reply
 from helpers import mini_server
 
+from optimizer.config import EvalConfig
 from optimizer.definitions import Candidate
 from optimizer.evaluate import EvalSettings, evaluate
 from optimizer.judge import (
@@ -28,17 +29,16 @@ from optimizer.judge import (
     USAGE_KEY,
     ClaudeJudge,
     JudgeCache,
+    JudgeSetupError,
     JudgeVerdict,
     LexicalJudge,
     judge_usage,
     make_judge,
 )
-from optimizer.models import CLAUDE_JUDGE, ProviderSettings, load_model, load_models
-from optimizer.models.anthropic import AnthropicClient
+from optimizer.models import CLAUDE_JUDGE, Providers, load_model, load_models
+from optimizer.models.anthropic import AnthropicAgent, AnthropicClient
 from optimizer.models.base import AgentModel, ModelUnavailable, Usage
-from optimizer.prompt_files import PLACEHOLDER, load_prompt
-from optimizer.propose.base import FENCE
-from optimizer.run import EvalConfig, RunError
+from optimizer.prompt_files import FENCE, PLACEHOLDER, load_prompt
 from optimizer.store import RunStore
 from optimizer.tasks import Expect, Task, TaskSet
 
@@ -243,60 +243,60 @@ def test_the_lexical_stand_in_names_what_is_missing_and_is_labelled_offline() ->
 # --- choosing the judge ----------------------------------------------------------------------------
 
 
-@dataclass
-class FakeRun:
-    """The parts of `OpenRun` that `make_judge` reads."""
-
-    config: EvalConfig
-    taskset: TaskSet
-    models: list[AgentModel]
-    store: RunStore
-    notices: list[str] = field(default_factory=list)
-
-
 JUDGED = TaskSet((Task("t", "Where is order #10007?", Expect(answer="shipped", match="judge"), "train"),))
 PLAIN = TaskSet((Task("t", "Where is order #10007?", Expect(answer="shipped"), "train"),))
 
 
-def fake_run(store: RunStore, models: tuple[str, ...], judge: str | None = None, tasks: TaskSet = JUDGED) -> FakeRun:
-    config = EvalConfig(server="x", tasks="t", models=models, judge=judge)
-    loaded = load_models(models, ProviderSettings()) if any(m.startswith("claude") for m in models) else \
+@dataclass
+class Choice:
+    """What `make_judge` chose for a run, and the notices it added."""
+
+    judge: JudgeCache | None
+    models: list[AgentModel]
+    notices: list[str] = field(default_factory=list)
+
+
+def choose(store: RunStore, models: tuple[str, ...], judge: str | None = None, tasks: TaskSet = JUDGED) -> Choice:
+    providers = Providers()
+    loaded = load_models(models, providers) if any(m.startswith("claude") for m in models) else \
         [load_model(m) for m in models]
-    return FakeRun(config, tasks, loaded, store)
+    notices: list[str] = []
+    chosen = make_judge(judge, tasks=tasks.split("all"), models=loaded, model_specs=models, store=store,
+                        providers=providers, notices=notices)
+    return Choice(chosen, loaded, notices)
 
 
 def test_no_judge_without_judge_tasks(store: RunStore) -> None:
-    run = fake_run(store, ("sim:lexical",), tasks=PLAIN)
-    assert make_judge(run.config, run) is None and run.notices == []  # type: ignore[arg-type]
+    choice = choose(store, ("sim:lexical",), tasks=PLAIN)
+    assert choice.judge is None and choice.notices == []
 
 
 def test_offline_models_get_the_lexical_stand_in_with_a_notice(store: RunStore) -> None:
-    run = fake_run(store, ("sim:lexical", "sim:skim"))
-    judge = make_judge(run.config, run)  # type: ignore[arg-type]
+    choice = choose(store, ("sim:lexical", "sim:skim"))
+    judge = choice.judge
     assert isinstance(judge, JudgeCache) and isinstance(judge.judge, LexicalJudge) and judge.offline
-    assert any("OFFLINE" in n and LEXICAL_ID in n for n in run.notices)
-    run = fake_run(store, ("sim:lexical",), judge=LEXICAL_ID)
-    assert isinstance(make_judge(run.config, run).judge, LexicalJudge)  # type: ignore[arg-type, union-attr]
+    assert any("OFFLINE" in n and LEXICAL_ID in n for n in choice.notices)
+    judge = choose(store, ("sim:lexical",), judge=LEXICAL_ID).judge
+    assert judge is not None and isinstance(judge.judge, LexicalJudge)
 
 
 def test_claude_models_get_the_claude_judge_on_their_client(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    run = fake_run(store, ("claude-haiku-5-5", "sim:lexical"))
-    judge = make_judge(run.config, run)  # type: ignore[arg-type]
+    choice = choose(store, ("claude-haiku-5-5", "sim:lexical"))
+    judge, agent = choice.judge, choice.models[0]
     assert isinstance(judge, JudgeCache) and isinstance(judge.judge, ClaudeJudge)
-    assert judge.id == CLAUDE_JUDGE and judge.judge.client is run.models[0].client  # type: ignore[attr-defined]
-    run = fake_run(store, ("sim:lexical",), judge="anthropic:claude-sonnet-5-5")
-    own = make_judge(run.config, run)  # type: ignore[arg-type]
-    assert own is not None and own.id == "claude-sonnet-5-5" and isinstance(own.judge.client, AnthropicClient)  # type: ignore[attr-defined]
+    assert isinstance(agent, AnthropicAgent) and judge.id == CLAUDE_JUDGE and judge.judge.client is agent.client
+    own = choose(store, ("sim:lexical",), judge="anthropic:claude-sonnet-5-5").judge
+    assert own is not None and own.id == "claude-sonnet-5-5" and isinstance(own.judge, ClaudeJudge)
+    assert isinstance(own.judge.client, AnthropicClient)
 
 
-def test_bad_judges_are_run_errors(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_judges_are_setup_errors(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     for judge, message in (("gpt-9", "unknown judge 'gpt-9'"), ("claude-haiku-5-5", "ANTHROPIC_API_KEY"),
                            ("claude-haiku-5-5?x=1", "takes no options")):
-        run = fake_run(store, ("sim:lexical",), judge=judge)
-        with pytest.raises(RunError, match=message.replace("?", r"\?")):
-            make_judge(run.config, run)  # type: ignore[arg-type]
+        with pytest.raises(JudgeSetupError, match=message.replace("?", r"\?")):
+            choose(store, ("sim:lexical",), judge=judge)
 
 
 # --- the judge inside evaluate ---------------------------------------------------------------------

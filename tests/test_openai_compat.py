@@ -17,7 +17,7 @@ import pytest
 from fakes.openai_api import FakeOpenAIAPI, ScriptedPolicy, SimPolicy, text_reply, tool_call_reply
 
 from optimizer.definitions import ToolDef
-from optimizer.models import ProviderSettings, load_models
+from optimizer.models import Providers, ProviderSettings, load_models
 from optimizer.models.base import Message, ModelAccessError, ModelSpecError, ModelUnavailable, ToolResult, Turn
 
 pytest.importorskip("openai")
@@ -275,7 +275,7 @@ def test_credentials_and_address(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_model_strings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     small, local = load_models(["openai:gpt-test", "openai:llama3.1:8b?max_tokens=256"],
-                               ProviderSettings(max_connections=3, openai_base_url="http://127.0.0.1:9/v1"))
+                               Providers(ProviderSettings(max_connections=3, openai_base_url="http://127.0.0.1:9/v1")))
     assert small.client is local.client and small.client.gate.limit == 3  # type: ignore[attr-defined]
     assert str(small.client.sdk.base_url) == "http://127.0.0.1:9/v1/"  # type: ignore[attr-defined]
     assert (small.id, small.settings) == ("openai:gpt-test", {"max_tokens": 4096})
@@ -292,7 +292,7 @@ def test_without_the_openai_package_the_model_string_says_what_to_install(monkey
     monkeypatch.setitem(sys.modules, "openai", None)  # import openai raises ImportError
     monkeypatch.delitem(sys.modules, "optimizer.models.openai_compat")
     with pytest.raises(ModelSpecError, match=r"mcp-tool-optimizer\[openai\]"):
-        load_models(["openai:gpt-test"], ProviderSettings(openai_base_url="http://127.0.0.1:9/v1"))
+        load_models(["openai:gpt-test"], Providers(ProviderSettings(openai_base_url="http://127.0.0.1:9/v1")))
 
 
 def test_the_fake_refuses_what_openai_refuses() -> None:

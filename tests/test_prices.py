@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from optimizer.optimize.outputs import _cost_section, cost
 from optimizer.prices import FREE, ModelPrice, PriceError, PriceTable, load_prices
-from optimizer.report import _cost_section, cost
 from optimizer.store import StoredEpisode
 
 USAGE = {"input_tokens": 12_000, "output_tokens": 3_000, "cache_read_tokens": 40_000, "cache_write_tokens": 8_000}

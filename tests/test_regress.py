@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.regress import decide, model_figures
+from optimizer.gate import judge
 from optimizer.store import StoredEpisode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,12 +95,12 @@ def test_false_alarm_rate_under_noise_stays_at_or_below_alpha(epochs: int) -> No
     for seed in range(trials):
         rng = random.Random(seed)
         rates = {f"t{i}": rng.choice([0.1, 0.5, 0.7, 0.9]) for i in range(30)}
-        rows = {}
+        before, after = [], []
         for model in ("m1", "m2"):
-            before = _episodes("a", model, rates, epochs, rng)
-            after = _episodes("b", model, rates, epochs, rng)
-            rows[model] = model_figures(model, before, after, seed=seed, alpha=alpha)
-        alarms += not decide(rows, max_drop=None, alpha=alpha)
+            before += _episodes("a", model, rates, epochs, rng)
+            after += _episodes("b", model, rates, epochs, rng)
+        passed, _ = judge(["m1", "m2"], before, after, max_drop=None, alpha=alpha, seed=seed)
+        alarms += not passed
     assert alarms / trials <= alpha, f"{alarms} false alarms in {trials}"
 
 

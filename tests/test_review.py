@@ -20,7 +20,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from optimizer.cli import app
-from optimizer.cli_review import render_change
+from optimizer.cli.review import render_change
 from optimizer.definitions import Candidate, Catalog, ToolDef
 from optimizer.patch import definitions_diff, load_overlay, save_overlay
 from optimizer.review import BREAKING, load_review

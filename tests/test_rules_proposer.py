@@ -12,14 +12,15 @@ from typing import Any
 
 import pytest
 
+from optimizer.config import EvalConfig
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
+from optimizer.evaluation import run_eval
 from optimizer.patch import save_overlay
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.parameters import synthesise
 from optimizer.propose.rules import RulesProposer, Variant
-from optimizer.run import EvalConfig, run_eval
 from optimizer.store import RunStore, StoredEpisode
 from optimizer.tasks import Expect, Task, load_tasks
 from optimizer.text import first_sentence

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit
-from optimizer.pipeline import Screen
+from optimizer.optimize.screening import Screen
 from optimizer.propose.safety import (
     MAX_DESCRIPTION_CHARS,
     MAX_PARAMETER_CHARS,
