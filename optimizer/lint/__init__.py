@@ -2,7 +2,7 @@
 
 Contracts:
 - `lint(catalog)` reads definitions only: no model, no network, deterministic. Rules and their ids are in
-  `optimizer.lint_rules.RULES`, documented one paragraph each in docs/lint.md.
+  `optimizer.lint.rules.RULES`, documented one paragraph each in docs/lint.md.
 - Scores run from 0 (worst) to 100 (no findings). A tool starts at 100 and loses 25 per error, 8 per
   warning and 2 per info, floor 0. The server score is the mean tool score (100 for an empty server)
   minus the same penalties for each server-level finding, floor 0, rounded to one decimal.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.lint_rules import (
+from optimizer.lint.rules import (
     RULES,
     SEVERITIES,
     Finding,
