@@ -2,7 +2,7 @@
 
 Contracts:
 - `lint(catalog)` reads definitions only: no model, no network, deterministic. Rules and their ids are in
-  `optimizer.lint.rules.RULES`, documented one paragraph each in docs/lint.md.
+  `optimizer.lint.registry.RULES`, documented one paragraph each in docs/lint.md.
 - Scores run from 0 (worst) to 100 (no findings). A tool starts at 100 and loses 25 per error, 8 per
   warning and 2 per info, floor 0. The server score is the mean tool score (100 for an empty server)
   minus the same penalties for each server-level finding, floor 0, rounded to one decimal.
@@ -18,24 +18,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.lint.rules import (
-    RULES,
-    SEVERITIES,
-    Finding,
-    Rule,
-    Severity,
-    Similarity,
-    check_annotations,
+from optimizer.lint.findings import SEVERITIES, Finding, Rule, Severity
+from optimizer.lint.registry import RULES
+from optimizer.lint.rules_annotations import check_annotations
+from optimizer.lint.rules_catalog import check_neighbours, check_server
+from optimizer.lint.rules_description import (
     check_description,
     check_mechanics,
-    check_name,
-    check_neighbours,
-    check_parameters,
     check_returns,
-    check_server,
     check_tokens,
     definition_tokens,
 )
+from optimizer.lint.rules_names import check_name
+from optimizer.lint.rules_parameters import check_parameters
+from optimizer.lint.similarity import Similarity
 
 __all__ = ["DEFAULT_MAX_TOOLS", "PENALTY", "RULES", "Finding", "LintReport", "Rule", "Severity", "ToolReport",
            "findings_as_evidence", "lint", "lint_tools", "new_errors", "to_sarif"]
