@@ -27,7 +27,7 @@ from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef
 from optimizer.lint import lint
-from optimizer.lint_rules import Similarity
+from optimizer.lint.similarity import Similarity
 from optimizer.patch import dump_definitions, load_definitions
 from optimizer.servers import ServerPool, ServerSpec
 from optimizer.text import terms

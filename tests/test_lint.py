@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from optimizer.cli.lint import lint_command
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.lint import PENALTY, RULES, LintReport, findings_as_evidence, lint, lint_tools, new_errors, to_sarif
-from optimizer.lint_rules import iter_params, similar_pairs
+from optimizer.lint.schema import iter_params
+from optimizer.lint.similarity import similar_pairs
 from optimizer.patch import load_overlay
 from optimizer.servers import ServerPool, ServerSpec
 

@@ -1,12 +1,14 @@
-"""Static checks of tool definitions — what can be judged without calling a model.
+"""Running the lint rules over a catalog: per-tool and server reports, scores, and comparing two catalogs.
 
 Contracts:
 - `lint(catalog)` reads definitions only: no model, no network, deterministic. Rules and their ids are in
-  `optimizer.lint_rules.RULES`, documented one paragraph each in docs/lint.md.
+  `optimizer.lint.registry.RULES`, documented one paragraph each in docs/lint.md.
 - Scores run from 0 (worst) to 100 (no findings). A tool starts at 100 and loses 25 per error, 8 per
   warning and 2 per info, floor 0. The server score is the mean tool score (100 for an empty server)
   minus the same penalties for each server-level finding, floor 0, rounded to one decimal.
 - Token counts are local estimates (`optimizer.text.estimate_tokens` over each definition's canonical JSON).
+- A tool's findings are ordered most severe first; within a severity, in the order `lint_tools` runs the
+  checks (description, look-alikes, parameters, returns, mechanics, annotations, name, definition size).
 - `new_errors` matches tools by POSITION in catalog order (which `apply()` preserves), so renamed candidates
   are compared with the tool they replace.
 """
@@ -18,33 +20,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.lint_rules import (
-    RULES,
-    SEVERITIES,
-    Finding,
-    Rule,
-    Severity,
-    Similarity,
-    check_annotations,
+from optimizer.lint.findings import SEVERITIES, Finding
+from optimizer.lint.rules_annotations import check_annotations
+from optimizer.lint.rules_catalog import check_neighbours, check_server
+from optimizer.lint.rules_description import (
     check_description,
     check_mechanics,
-    check_name,
-    check_neighbours,
-    check_parameters,
     check_returns,
-    check_server,
     check_tokens,
     definition_tokens,
 )
-
-__all__ = ["DEFAULT_MAX_TOOLS", "PENALTY", "RULES", "Finding", "LintReport", "Rule", "Severity", "ToolReport",
-           "findings_as_evidence", "lint", "lint_tools", "new_errors", "to_sarif"]
+from optimizer.lint.rules_names import check_name
+from optimizer.lint.rules_parameters import check_parameters
+from optimizer.lint.similarity import Similarity
 
 DEFAULT_MAX_TOOLS = 20
 PENALTY: Mapping[str, int] = {"error": 25, "warning": 8, "info": 2}
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-SARIF_LEVEL: Mapping[str, str] = {"error": "error", "warning": "warning", "info": "note"}
-TOOL_NAME = "mcp-tool-optimizer lint"
 
 
 @dataclass(frozen=True)
@@ -141,47 +132,3 @@ def new_errors(original: Catalog, candidate_tools: Sequence[ToolDef], *,
 def findings_as_evidence(report: LintReport) -> list[dict[str, Any]]:
     """Every finding as a plain dict (rule, severity, tool, field, message), most severe first, for a proposer."""
     return [f.to_json() for f in _ordered(report.findings)]
-
-
-def to_sarif(report: LintReport, *, artifacts: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run. `artifacts` maps tool name -> URI of the file that defines it (when
-    linting a directory of definitions); each result then has a physical location too."""
-    rules = [_sarif_rule(RULES[rule_id]) for rule_id in RULES]
-    index = {rule_id: i for i, rule_id in enumerate(RULES)}
-    results = []
-    for finding in report.findings:
-        result: dict[str, Any] = {
-            "ruleId": finding.rule,
-            "ruleIndex": index[finding.rule],
-            "level": SARIF_LEVEL[finding.severity],
-            "message": {"text": finding.message},
-        }
-        name = finding.tool or report.server_name
-        logical = {"name": name, "fullyQualifiedName": f"{name}.{finding.field}",
-                   "kind": "function" if finding.tool is not None else "module"}
-        location: dict[str, Any] = {"logicalLocations": [logical]}
-        uri = (artifacts or {}).get(finding.tool or "")
-        if uri:
-            location["physicalLocation"] = {"artifactLocation": {"uri": uri}}
-        result["locations"] = [location]
-        results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": TOOL_NAME, "rules": rules}},
-            "results": results,
-        }],
-    }
-
-
-def _sarif_rule(rule: Rule) -> dict[str, Any]:
-    return {
-        "id": rule.id,
-        "name": rule.id.replace("-", " ").title().replace(" ", ""),
-        "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.doc},
-        "help": {"text": rule.doc},
-        "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
-        "properties": {"group": rule.group},
-    }
