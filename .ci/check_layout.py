@@ -18,9 +18,9 @@ MAX_LINES = 450
 LAYERS: list[tuple[str, ...]] = [
     # 0: leaves with no project imports of note
     ("optimizer.text", "optimizer.secrets", "optimizer.prompt_files", "optimizer.stats", "optimizer.values",
-     "optimizer.prices"),
+     "optimizer.prices", "optimizer.files"),
     # 1: the contract types
-    ("optimizer.definitions", "optimizer.models.base", "optimizer.models.defaults", "optimizer.models.limits"),
+    ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults", "optimizer.models.limits"),
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
      "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.search", "optimizer.gate"),
@@ -42,8 +42,9 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path, name: str) -> set[str]:
-    """Project modules `path` imports anywhere in its body (resolved relative imports included)."""
+def imports_of(path: Path, name: str, modules: set[str]) -> set[str]:
+    """Project modules `path` imports anywhere in its body (resolved relative imports included). `from pkg import
+    sub` imports the submodule `pkg.sub`, not the package's own code, when `sub` is a module."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
@@ -55,8 +56,8 @@ def imports_of(path: Path, name: str) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
     return {m for m in found if m == "optimizer" or m.startswith("optimizer.")}
 
 
@@ -75,7 +76,7 @@ def build_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         targets = set()
-        for imported in imports_of(path, name):
+        for imported in imports_of(path, name, set(modules)):
             while imported and imported not in modules:
                 imported = imported.rpartition(".")[0]
             if imported and imported not in (name, "optimizer"):
