@@ -1,0 +1,62 @@
+"""The one gate `optimize` and `regress` share: paired per task, Holm across models, the same wording."""
+
+from __future__ import annotations
+
+from optimizer.gate import judge, outcomes_by_task
+from optimizer.store import StoredEpisode
+
+
+def episodes(side: str, model: str, passed: dict[str, list[bool]]) -> list[StoredEpisode]:
+    return [StoredEpisode(f"{side}-{model}-{task}-{epoch}", model, task, "heldout", side, epoch, "completed", ok, {})
+            for task, runs in passed.items() for epoch, ok in enumerate(runs)]
+
+
+def flips(n_tasks: int, down: int) -> tuple[dict[str, list[bool]], dict[str, list[bool]]]:
+    """`n_tasks` tasks that all pass before; `down` of them fail after."""
+    before = {f"t{i:02d}": [True] for i in range(n_tasks)}
+    after = {task: [i >= down] for i, task in enumerate(before)}
+    return before, after
+
+
+def test_outcomes_by_task_orders_epochs_and_keeps_one_model() -> None:
+    eps = episodes("a", "m", {"t1": [True, False]}) + episodes("a", "other", {"t1": [False]})
+    assert outcomes_by_task(reversed(eps), "m") == {"t1": [True, False]}
+
+
+def test_no_change_passes_every_model() -> None:
+    before, after = flips(10, 0)
+    passed, verdicts = judge(["m1", "m2"], episodes("a", "m1", before) + episodes("a", "m2", before),
+                             episodes("b", "m1", after) + episodes("b", "m2", after))
+    assert passed and [v.reason for v in verdicts] == ["no regression", "no regression"]
+
+
+def test_any_drop_fails_at_max_drop_zero_but_not_without_a_margin() -> None:
+    before, after = flips(10, 1)
+    passed, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after), max_drop=0.0)
+    assert not passed and verdict.delta == -0.1 and "more than --max-drop 0.0%" in verdict.reason
+    passed, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after), max_drop=None)
+    assert passed and verdict.p_value > 0.05 and verdict.flipped_down == ("t00",)
+
+
+def test_significance_is_read_after_holm_across_models() -> None:
+    """Six of 20 tasks flip down on each of two models: McNemar p = 2/64 ≈ 0.031 alone, but Holm doubles the
+    smaller one to 0.0625 — not significant at 0.05 with two models, significant with one."""
+    before, after = flips(20, 6)
+    one = judge(["m1"], episodes("a", "m1", before), episodes("b", "m1", after), max_drop=None)
+    assert not one[0] and one[1][0].p_holm == one[1][0].p_value < 0.05
+    both = judge(["m1", "m2"], episodes("a", "m1", before) + episodes("a", "m2", before),
+                 episodes("b", "m1", after) + episodes("b", "m2", after), max_drop=None)
+    assert both[0] and all(v.p_holm > v.p_value and v.p_holm >= 0.05 for v in both[1])
+
+
+def test_a_model_without_shared_tasks_fails_the_gate() -> None:
+    before, after = flips(5, 0)
+    passed, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "other", after))
+    assert not passed and verdict.n_tasks == 0 and verdict.reason == "no task scored on both sides"
+
+
+def test_verdict_json_has_the_stable_keys() -> None:
+    before, after = flips(4, 1)
+    _, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after))
+    assert set(verdict.to_json()) == {"n_tasks", "before", "after", "delta", "p_value", "p_holm", "method", "ci",
+                                      "passed", "reason", "flipped_up", "flipped_down"}
