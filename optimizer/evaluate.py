@@ -21,7 +21,7 @@ from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, Exposed, apply
 from optimizer.episode import Episode, EpisodeConfig, run_episode
-from optimizer.judge import JudgeVerdict
+from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
 from optimizer.scoring import Verdict, response_text, score
 from optimizer.servers import ServerPool
@@ -67,8 +67,8 @@ class EvalSettings:
     max_connections: int = 4
     infra_retries: int = 2
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
-    judge: Any = None
-    """Grades `match: judge` answers: `async grade(question, expected, answer) -> JudgeVerdict` (see judge.py)."""
+    judge: Grader | None = None
+    """Grades `match: judge` answers (see judge.py)."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def _episode_seed(seed: int, job: _Job) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
-async def _judge(job: _Job, episode: Episode, judge: Any) -> JudgeVerdict | None:
+async def _judge(job: _Job, episode: Episode, judge: Grader | None) -> JudgeVerdict | None:
     """The judge's verdict for a `match: judge` task (None for other tasks, or without a judge, so that `score`
     says what is missing); an episode that did not complete is not sent to the judge. Raises ModelUnavailable."""
     expect = job.task.expect
@@ -174,7 +174,7 @@ def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeV
     verdict: Verdict = score(job.task.expect, episode.answer, episode.called_tools,
                              judge=None if judged is None else (lambda _expected, _text: judged.passed))
     passed = verdict.passed and episode.status == "completed"
-    data = {
+    data: dict[str, Any] = {
         "prompt": job.task.prompt,
         "status": episode.status,
         "answer": episode.answer,
@@ -187,7 +187,7 @@ def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeV
         "turns": episode.turns,
         "duration_s": round(episode.duration_s, 4),
         "model_seconds": round(episode.model_seconds, 4),
-        **({"batch": True} if getattr(job.model, "batch", False) else {}),
+        **({"batch": True} if job.model.batch else {}),
     }
     if judged is not None:
         data["verdict"]["judge"] = judged.reason

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.stats import compare, holm
+from optimizer.stats import Comparison, compare, holm
 from optimizer.store import StoredEpisode
 
 
@@ -60,7 +60,7 @@ def judge(
 ) -> tuple[bool, list[ModelVerdict]]:
     """Every model's paired verdict (in `models` order), and whether the gate passes. `max_drop` None: only
     significant drops fail."""
-    compared = {}
+    compared: dict[str, Comparison | None] = {}
     for model in models:
         try:
             compared[model] = compare(outcomes_by_task(before, model), outcomes_by_task(after, model), seed=seed,

@@ -20,7 +20,7 @@ from optimizer.config import ConfigT, EvalConfig, RunError, resolve_config
 from optimizer.definitions import Candidate, Catalog, DefinitionError
 from optimizer.episode import EpisodeConfig
 from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
-from optimizer.judge import Judge, JudgeSetupError, make_judge
+from optimizer.judge import Grader, JudgeSetupError, make_judge
 from optimizer.models import Providers, ProviderSettings, load_models
 from optimizer.models.base import AgentModel, ModelAccessError, ModelSpecError, ModelUnavailable
 from optimizer.patch import load_overlay
@@ -45,7 +45,7 @@ class Harness(Generic[ConfigT]):
     candidate: Candidate
     notices: list[str]
     budget: Budget | None = None
-    judge: Judge | None = None
+    judge: Grader | None = None
     progress: Progress | None = None
     episodes: dict[str, int] = field(default_factory=lambda: {"run": 0, "cached": 0, "infra_errors": 0})
 

@@ -101,6 +101,12 @@ class Judge(Protocol):
         ...
 
 
+class Grader(Protocol):
+    """What evaluation needs of a judge: a verdict. `Judge`s and the `JudgeCache` around one both grade."""
+
+    async def grade(self, question: str, expected: str, answer: str) -> JudgeVerdict: ...
+
+
 class ClaudeJudge:
     """A Claude model grading through a `MessagesClient` with a forced `record_verdict` call."""
 

@@ -58,22 +58,22 @@ def check_neighbours(tools: Sequence[ToolDef], similarity: Similarity) -> dict[i
         tool = tools[i]
         close = [n for n in items if n.similarity >= OVERLAP_SIMILARITY]
         if close:
-            pairs = "; ".join(f"{names[n.index]} ({n.similarity:.2f}, shared: "
-                              f"{', '.join(similarity.shared(i, n.index)[:6])})" for n in close[:3])
+            pairs = "; ".join(f"{names[n.position]} ({n.similarity:.2f}, shared: "
+                              f"{', '.join(similarity.shared(i, n.position)[:6])})" for n in close[:3])
             more = f" and {len(close) - 3} more" if len(close) > 3 else ""
             out[i].append(_finding("overlap", tool, "description",
                                    f"{tool.name} is hard to tell apart from {pairs}{more}; say what only this tool "
-                                   f"does, and when to use {names[close[0].index]} instead."))
+                                   f"does, and when to use {names[close[0].position]} instead."))
         text = tool.description
         if BOUNDARY.search(text):
             continue
         mentioned = {m.group(0).strip(".-") for m in NAME_TOKEN.finditer(text)}
         if mentioned & (others - {tool.name}):
             continue
-        nearest = ", ".join(names[n.index] for n in items[:2])
+        nearest = ", ".join(names[n.position] for n in items[:2])
         out[i].append(_finding("boundary", tool, "description",
                                f"{tool.name} has look-alikes ({nearest}) but does not say what it is not for; add e.g. "
-                               f"'Not for …; use {names[items[0].index]} instead.'"))
+                               f"'Not for …; use {names[items[0].position]} instead.'"))
     return out
 
 

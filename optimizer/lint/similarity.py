@@ -121,7 +121,7 @@ def similar_pairs(sets: Sequence[frozenset[str]], threshold: float) -> dict[tupl
 class Neighbour(NamedTuple):
     """Another tool's position in the catalog and its similarity to this one."""
 
-    index: int
+    position: int
     similarity: float
 
 
@@ -148,8 +148,8 @@ class Similarity:
             near[j].append(Neighbour(i, -score))
         self.near: dict[int, list[Neighbour]] = {}
         for i, items in near.items():
-            items.sort(key=lambda n: (n.similarity, n.index))  # most similar first
-            self.near[i] = [Neighbour(n.index, -n.similarity) for n in items]
+            items.sort(key=lambda n: (n.similarity, n.position))  # most similar first
+            self.near[i] = [Neighbour(n.position, -n.similarity) for n in items]
 
     def shared(self, i: int, j: int) -> list[str]:
         """The words tools i and j have in common, as tool i wrote them."""

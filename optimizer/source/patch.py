@@ -111,10 +111,9 @@ class _Planner:
             if old == text:
                 continue
             if not isinstance(old, str):
-                fields.append((f"parameter {path}", lambda _s: "has no description in source to rewrite (adding "
-                               "one is new code: Field(description=...) or .describe(...))"))
+                fields.append((f"parameter {path}", _no_description))
             else:
-                fields.append((f"parameter {path}", lambda s, p=path, o=old, t=text: s.parameter(p, o, t)))
+                fields.append((f"parameter {path}", _parameter_edit(path, old, text)))
         if not fields:
             return
         site = self._find(tool)
@@ -166,6 +165,14 @@ class _Planner:
             if same_file and (other.start == edit.start or (other.start < edit.end and edit.start < other.end)):
                 return False
         return True
+
+
+def _parameter_edit(path: str, listed: str, new: str) -> Callable[[Site], Outcome]:
+    return lambda site: site.parameter(path, listed, new)
+
+
+def _no_description(_site: Site) -> Outcome:
+    return "has no description in source to rewrite (adding one is new code: Field(description=...) or .describe(...))"
 
 
 def _read_sources(root: Path) -> Iterator[tuple[str, str]]:

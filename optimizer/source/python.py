@@ -17,6 +17,7 @@ import re
 import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
+from typing import TypeGuard
 
 from optimizer.source.sites import Edit, Outcome, Site, StringAt
 
@@ -79,9 +80,11 @@ class _PySource:
         start = self.starts[line - 1] + (self.bom if line == 1 else 0)
         return start + len(self.text[start:start + col].encode("utf-8")[:col].decode("utf-8", "replace"))
 
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        return (self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-                self.offset(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+    def span(self, node: ast.expr | ast.stmt) -> tuple[int, int]:
+        """Character offsets of a parsed node (parsed nodes always carry their end position)."""
+        end_line, end_col = node.end_lineno, node.end_col_offset
+        assert end_line is not None and end_col is not None
+        return self.offset(node.lineno, node.col_offset), self.offset(end_line, end_col)
 
     def line_of(self, offset: int) -> int:
         return bisect_right(self.starts, offset)
@@ -98,7 +101,7 @@ class _PySource:
         if not match or set(match[1].lower()) & {"f", "b"}:
             return f"{self.rel}:{self.line_of(start)}: not a plain string literal"
         indent = self.indent_before(start) if docstring else None
-        old = node.value if isinstance(node, ast.Constant) else ""
+        old = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
         for form in _forms(new, match[1], match[2], old, indent):
             if all(norm(ast.literal_eval(form)) == new for norm in norms):
                 return Edit(self.rel, start, end, form)
@@ -140,7 +143,13 @@ def _escape(text: str, quote: str, physical: bool) -> str:
     return "".join(out)
 
 
-def _is_str(node: ast.AST | None) -> bool:
+class StrConstant(ast.Constant):
+    """A string literal node (for the type checker: `_is_str` narrows to it)."""
+
+    value: str
+
+
+def _is_str(node: ast.AST | None) -> TypeGuard[StrConstant]:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
@@ -163,13 +172,13 @@ def _function_site(src: _PySource, fn: ast.FunctionDef | ast.AsyncFunctionDef, d
     doc = fn.body[0].value if isinstance(fn.body[0], ast.Expr) and _is_str(fn.body[0].value) else None
     name: str | None = None if splat else fn.name
     if name_node is not None:
-        name = name_node.value if _is_str(name_node) else None  # type: ignore[attr-defined]
+        name = name_node.value if _is_str(name_node) else None
 
     def describes(listed: str) -> bool:
         if desc_node is not None:
-            return _is_str(desc_node) and desc_node.value == listed  # type: ignore[attr-defined]
+            return _is_str(desc_node) and desc_node.value == listed
         if doc is not None:
-            return any(norm(doc.value) == listed for norm in DOCSTRING)  # type: ignore[attr-defined]
+            return any(norm(doc.value) == listed for norm in DOCSTRING)
         return listed == "" and not splat
 
     def describe(listed: str, new: str) -> Outcome:
@@ -178,7 +187,7 @@ def _function_site(src: _PySource, fn: ast.FunctionDef | ast.AsyncFunctionDef, d
                 return "description= is an expression here; not rewritten"
             return src.rewrite(desc_node, new, AS_WRITTEN) if describes(listed) else MISMATCH
         if doc is not None:
-            norms = tuple(norm for norm in DOCSTRING if norm(doc.value) == listed)  # type: ignore[attr-defined]
+            norms = tuple(norm for norm in DOCSTRING if norm(doc.value) == listed)
             return src.rewrite(doc, new, norms, docstring=True) if norms else MISMATCH
         if listed or splat:
             return MISMATCH
@@ -195,7 +204,7 @@ def _function_site(src: _PySource, fn: ast.FunctionDef | ast.AsyncFunctionDef, d
             return node
         if not _is_str(node):
             return "its Field description is an expression; not rewritten"
-        return src.rewrite(node, new, AS_WRITTEN) if node.value == listed else MISMATCH  # type: ignore[attr-defined]
+        return src.rewrite(node, new, AS_WRITTEN) if node.value == listed else MISMATCH
 
     start = src.span(name_node)[0] if _is_str(name_node) else None
     return Site(src.rel, decorator.lineno, name, describes, describe, rename, parameter, name_start=start)
@@ -262,7 +271,7 @@ def _fields(entries: Iterator[tuple[str, ast.expr | None, ast.expr | None]]) -> 
                 and isinstance(annotation.slice, ast.Tuple)):
             field = next((m for m in annotation.slice.elts[1:] if isinstance(m, ast.Call) and _callee(m) == "Field"),
                          None)
-        aliases = {k.arg: k.value.value for k in (field.keywords if field else []) if _is_str(k.value)}  # type: ignore
+        aliases = {k.arg: k.value.value for k in (field.keywords if field else []) if _is_str(k.value)}
         out[aliases.get("validation_alias") or aliases.get("alias") or name] = (annotation, field)
     return out
 
@@ -279,7 +288,7 @@ def _type_name(annotation: ast.expr | None) -> str | None:
                 return None
             node = sides[0]
         else:
-            return node.value if _is_str(node) else _callee(node)  # type: ignore[union-attr]
+            return node.value if _is_str(node) else _callee(node)
 
 
 def _tool_call_site(src: _PySource, call: ast.Call) -> Site:
@@ -290,7 +299,7 @@ def _tool_call_site(src: _PySource, call: ast.Call) -> Site:
     def describes(listed: str) -> bool:
         if desc_node is None:
             return listed == ""
-        return _is_str(desc_node) and desc_node.value == listed  # type: ignore[attr-defined]
+        return _is_str(desc_node) and desc_node.value == listed
 
     def describe(listed: str, new: str) -> Outcome:
         if desc_node is None or not _is_str(desc_node):
@@ -298,7 +307,9 @@ def _tool_call_site(src: _PySource, call: ast.Call) -> Site:
         return src.rewrite(desc_node, new, AS_WRITTEN) if describes(listed) else MISMATCH
 
     def rename(new: str) -> Outcome:
-        return src.rewrite(name_node, new, AS_WRITTEN)  # type: ignore[arg-type]
+        if name_node is None:
+            return "this Tool(...) has no name= literal to rewrite"
+        return src.rewrite(name_node, new, AS_WRITTEN)
 
     def parameter(path: str, listed: str, new: str) -> Outcome:
         node: ast.expr | None = schema
@@ -307,9 +318,9 @@ def _tool_call_site(src: _PySource, call: ast.Call) -> Site:
         description = _dict_value(node, "description")
         if not _is_str(description):
             return "no description string for it in an inputSchema dict literal here"
-        return src.rewrite(description, new, AS_WRITTEN) if description.value == listed else MISMATCH  # type: ignore
+        return src.rewrite(description, new, AS_WRITTEN) if description.value == listed else MISMATCH
 
-    name = name_node.value if _is_str(name_node) else None  # type: ignore[union-attr]
+    name = name_node.value if _is_str(name_node) else None
     start = src.span(name_node)[0] if _is_str(name_node) else None
     return Site(src.rel, call.lineno, name, describes, describe, rename, parameter, name_start=start, list_entry=True)
 
@@ -317,6 +328,6 @@ def _tool_call_site(src: _PySource, call: ast.Call) -> Site:
 def _dict_value(node: ast.expr | None, key: str) -> ast.expr | None:
     if isinstance(node, ast.Dict):
         for k, v in zip(node.keys, node.values, strict=True):
-            if _is_str(k) and k.value == key:  # type: ignore[union-attr]
+            if _is_str(k) and k.value == key:
                 return v
     return None

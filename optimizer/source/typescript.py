@@ -203,9 +203,9 @@ def tokenize(text: str) -> list[Token]:
             end, has_expr = _template_end(text, i) if ch == "`" else (_quoted_end(text, i), False)
             tokens.append(_literal(text, i, end, has_expr))
             i = end
-        elif ch == "/" and _regex_allowed(tokens) and (end := _regex_end(text, i)):
-            tokens.append(Token("other", i, end, text[i:end]))
-            i = end
+        elif ch == "/" and _regex_allowed(tokens) and (regex_end := _regex_end(text, i)):
+            tokens.append(Token("other", i, regex_end, text[i:regex_end]))
+            i = regex_end
         elif match := _WORD.match(text, i):
             tokens.append(Token("word", i, match.end(), match[0]))
             i = match.end()
