@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -134,7 +135,7 @@ def property_kinds(name: str, prop: Mapping[str, Any]) -> tuple[set[str], set[st
 
 
 def fill_arguments(
-    schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str], prefer: set[str] = frozenset()
+    schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str], prefer: AbstractSet[str] = frozenset()
 ) -> dict[str, Any]:
     """Arguments for a call: every required parameter, plus optional ones with a confident value.
     Parameters that ask for a kind of value (an email, a date, an id shape) choose first, so a vague
@@ -157,7 +158,7 @@ def fill_arguments(
 
 
 def _value_for(
-    name: str, prop: Mapping[str, Any], found: list[Found], used: set[str], clause: str, prefer: set[str],
+    name: str, prop: Mapping[str, Any], found: list[Found], used: set[str], clause: str, prefer: AbstractSet[str],
     *, required: bool,
 ) -> Any:
     kinds, shapes, hint = property_kinds(name, prop)
