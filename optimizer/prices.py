@@ -53,7 +53,8 @@ class ModelPrice:
 
     def usd(self, usage: Mapping[str, Any]) -> float:
         """USD for a usage dict with `Usage.to_json()` keys; a missing key counts as 0 tokens."""
-        return sum(getattr(self, f) * int(usage.get(key) or 0) for f, key in USAGE_KEYS.items()) / PER_TOKENS
+        total: float = sum(getattr(self, f) * int(usage.get(key) or 0) for f, key in USAGE_KEYS.items())
+        return total / PER_TOKENS
 
 
 FREE = ModelPrice(0.0, 0.0, 0.0, 0.0)

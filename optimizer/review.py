@@ -183,8 +183,10 @@ def _server_word(run_dir: Path, tools: tuple[ToolDef, ...]) -> str:
     patch = run_dir / "winning.patch"
     text = patch.read_text(encoding="utf-8") if patch.is_file() else ""
     names = {t.name for t in tools}
-    for old, new in re.findall(r"^diff --git a/(\S+)\.json b/(\S+)\.json$", text, flags=re.M):
-        edit = edits.get(old) if isinstance(edits.get(old), dict) else {}
+    renamed: list[tuple[str, str]] = re.findall(r"^diff --git a/(\S+)\.json b/(\S+)\.json$", text, flags=re.M)
+    for old, new in renamed:
+        listed = edits.get(old)
+        edit = listed if isinstance(listed, dict) else {}
         base = (edit.get("name") or old) if old in names else None
         if base and namespace["scheme"] == "prefix" and new.endswith(f"_{base}"):
             return new[: -len(base) - 1]

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 Judge = Callable[[str, str], bool]
 """`judge(expected, answer) -> passed`, e.g. a Claude grader built by the caller."""
@@ -242,14 +242,24 @@ def confusion(pairs: Iterable[tuple[str | None, str | None]]) -> dict[str, dict[
     return table
 
 
-def accuracy_table(rows: Iterable[tuple[str, str, bool]]) -> dict[str, dict[str, dict]]:
+class AccuracyCell(TypedDict):
+    """One model on one split: the pass rate, its 95% Wilson interval, the episodes and those passed."""
+
+    accuracy: float
+    ci_high: float
+    ci_low: float
+    n: int
+    passed: int
+
+
+def accuracy_table(rows: Iterable[tuple[str, str, bool]]) -> dict[str, dict[str, AccuracyCell]]:
     """(model, split, passed) rows -> {model: {split: {accuracy, ci_high, ci_low, n, passed}}}."""
     tally: dict[tuple[str, str], list[int]] = {}
     for model, split, passed in rows:
         cell = tally.setdefault((model, split), [0, 0])
         cell[0] += int(bool(passed))
         cell[1] += 1
-    table: dict[str, dict[str, dict]] = {}
+    table: dict[str, dict[str, AccuracyCell]] = {}
     for (model, split), (passed_n, n) in sorted(tally.items()):
         low, high = wilson(passed_n, n)
         table.setdefault(model, {})[split] = {

@@ -22,7 +22,7 @@ import math
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, cast
 
 import optuna
 from optuna.storages import BaseStorage, InMemoryStorage, RDBStorage
@@ -212,7 +212,8 @@ class BoundPruner(optuna.pruners.BasePruner):
         best_accuracy, best_tokens = best
         if bound < best_accuracy - _EPS:
             return True
-        return abs(bound - best_accuracy) <= _EPS and score["tokens"] >= best_tokens
+        tokens: int = score["tokens"]
+        return abs(bound - best_accuracy) <= _EPS and tokens >= best_tokens
 
 
 def _best_score(trials: Sequence[FrozenTrial]) -> tuple[float, int] | None:
@@ -248,7 +249,7 @@ def _open_study(pool: Pool, config: SearchConfig, storage: BaseStorage) -> Study
     if config.pareto:
         sampler: optuna.samplers.BaseSampler = optuna.samplers.NSGAIISampler(
             seed=config.seed, population_size=max(4, config.trials // 3))
-        directions = ["maximize", "minimize"]
+        directions: list[Literal["maximize", "minimize"]] = ["maximize", "minimize"]
     else:
         # Startup trials are random; a third of the budget (proposals count) leaves most trials to the model.
         sampler = optuna.samplers.TPESampler(seed=config.seed, n_startup_trials=max(2, min(10, config.trials // 3)))
@@ -280,8 +281,8 @@ class _Run:
         self.episodes = 0
         self.memo: dict[tuple[str, int], ChunkScore] = {}
         for trial in study.get_trials(deepcopy=False, states=_FINISHED):
-            score = trial.user_attrs.get("score")
-            for chunk, accuracy, fraction in (score or {}).get("by_chunk", []):
+            score: dict[str, Any] = trial.user_attrs.get("score") or {}
+            for chunk, accuracy, fraction in score.get("by_chunk", []):
                 self.memo[(trial.user_attrs["key"], chunk)] = ChunkScore(accuracy, score["tokens"], 0, fraction)
 
     def finished(self) -> int:
@@ -315,7 +316,8 @@ class _Run:
                   for tool, options in self.pool.edits.items() if len(options) > 1}
         scheme = self.pool.schemes[0]
         if len(self.pool.schemes) > 1:
-            scheme = trial.suggest_categorical(scheme_param(self.config.round), list(self.pool.schemes))
+            # optuna returns one of the choices, so one of the pool's schemes.
+            scheme = cast(Scheme, trial.suggest_categorical(scheme_param(self.config.round), list(self.pool.schemes)))
         return candidate_from(self.pool, choice, scheme)
 
     async def _score(self, candidate: Candidate, chunk: int) -> ChunkScore:

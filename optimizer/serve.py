@@ -260,6 +260,7 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any, Callable[[], None]]]
     transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
                                                 os.fdopen(wire, "rb", buffering=0))
     try:
+        # The SDK types `stdin` as an anyio.AsyncFile[str] but only iterates it: `_Lines` is that iterator of lines.
         async with stdio_server(stdin=_Lines(reader)) as (read_stream, write_stream):  # type: ignore[arg-type]
             yield read_stream, write_stream, reader.feed_eof
     finally:

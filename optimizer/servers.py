@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
 from mcp import Client, MCPError, StdioServerParameters
@@ -110,7 +110,7 @@ class _Connection:
     """One live MCP client session, owned by its own task so that its context is entered and exited
     in the same task (the SDK's transports require that)."""
 
-    def __init__(self, spec: ServerSpec, errlog: IO[str] | None, connect_timeout: float) -> None:
+    def __init__(self, spec: ServerSpec, errlog: TextIO | None, connect_timeout: float) -> None:
         self.spec = spec
         self.errlog = errlog
         self.connect_timeout = connect_timeout
@@ -201,7 +201,7 @@ class ServerPool:
         self.connect_timeout = connect_timeout
         self.restarts = 0
         self.server_name = spec.fallback_name
-        self._errlog: IO[str] | None = None
+        self._errlog: TextIO | None = None
         self._connections: list[_Connection] = []
         self._restart_lock = asyncio.Lock()
 

@@ -131,7 +131,7 @@ def _yaml_value(node: yaml.Node) -> Any:
     return _Constructor().construct_document(node)
 
 
-def _yaml_mapping(node: yaml.MappingNode, where: str, prefix: str, raw: _Raw, problems: list[str]) -> dict:
+def _yaml_mapping(node: yaml.MappingNode, where: str, prefix: str, raw: _Raw, problems: list[str]) -> dict[str, Any]:
     """Mapping node -> dict, recording each key's line in raw.lines; duplicate keys are problems."""
     out: dict[str, Any] = {}
     for key_node, value_node in node.value:

@@ -23,9 +23,11 @@ import asyncio
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import anthropic
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from anthropic.types.messages.batch_create_params import Request
 
 from optimizer.definitions import ToolDef
 from optimizer.models.base import (
@@ -162,7 +164,9 @@ class Batcher:
 
     async def _send(self, batch: dict[str, tuple[dict[str, Any], asyncio.Future[Reply]]]) -> None:
         try:
-            requests = [{"custom_id": cid, "params": params} for cid, (params, _) in batch.items()]
+            # Each `params` is what `AnthropicAgent.request` builds: the Messages API parameters as JSON.
+            requests = [Request(custom_id=cid, params=cast(MessageCreateParamsNonStreaming, params))
+                        for cid, (params, _) in batch.items()]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 created = await self.sdk.messages.batches.create(requests=requests)
@@ -260,7 +264,7 @@ def _thinking(value: int | str | None) -> dict[str, Any] | None:
     if value == "adaptive":
         return {"type": "adaptive"}
     try:
-        budget = int(value)  # type: ignore[arg-type]
+        budget = int(value)
     except ValueError:
         raise ModelSpecError(f"thinking must be a token budget (1024 or more) or 'adaptive', not {value!r}") from None
     if budget < 1024:

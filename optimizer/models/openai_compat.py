@@ -166,7 +166,8 @@ class OpenAIClient:
     async def ping(self, model: str) -> None:
         """A 1-token completion; raises ModelAccessError when the server refuses the key, the model or the request
         and ModelUnavailable when it does not answer."""
-        params = {"model": model, "messages": [{"role": "user", "content": "ping"}], self.token_limit_param: 1}
+        params: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": "ping"}],
+                                  self.token_limit_param: 1}
         try:
             await self.sdk.chat.completions.create(**params)
         except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError,
@@ -389,6 +390,7 @@ def usage_from(usage: Mapping[str, Any]) -> Usage:
 def _completion_json(completion: Any) -> dict[str, Any]:
     if not hasattr(completion, "to_dict"):  # a 200 whose body was not JSON comes back as text
         raise ModelUnavailable(f"unreadable reply: {type(completion).__name__} instead of a chat completion")
-    return completion.to_dict(mode="json")
+    body: dict[str, Any] = completion.to_dict(mode="json")  # the SDK's models give dict[str, object]
+    return body
 
 

@@ -45,7 +45,7 @@ class Profile:
 
     name: str
     fields: dict[str, tuple[str, ...]]
-    boundaries: list[tuple[tuple[str, ...], str | None]]
+    boundaries: list[tuple[list[str], str | None]]
 
 
 class SimAgent:
@@ -160,7 +160,7 @@ class SimAgent:
         self._apply_boundaries(query, profiles, scores)
         return scores
 
-    def _position_weight(self, name_terms: list[str], term: str) -> float:
+    def _position_weight(self, name_terms: Sequence[str], term: str) -> float:
         if self.habit != "skim":
             return 1.0
         return 1.6 / (1 + 0.6 * name_terms.index(term))

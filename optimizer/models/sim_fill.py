@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from optimizer.text import STOPWORDS, terms, words
@@ -23,7 +24,7 @@ from optimizer.values import (
 
 
 def fill_arguments(
-    schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str], prefer: set[str] = frozenset()
+    schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str], prefer: AbstractSet[str] = frozenset()
 ) -> dict[str, Any]:
     """Arguments for a call: every required parameter, plus optional ones with a confident value.
     Parameters that ask for a kind of value (an email, a date, an id shape) choose first, so a vague
@@ -46,7 +47,7 @@ def fill_arguments(
 
 
 def _value_for(
-    name: str, prop: Mapping[str, Any], found: list[Found], used: set[str], clause: str, prefer: set[str],
+    name: str, prop: Mapping[str, Any], found: list[Found], used: set[str], clause: str, prefer: AbstractSet[str],
     *, required: bool,
 ) -> Any:
     kinds, shapes, hint = property_kinds(name, prop)

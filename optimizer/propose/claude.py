@@ -41,6 +41,7 @@ from optimizer.definitions import (
     Candidate,
     Catalog,
     DefinitionError,
+    Scheme,
     ToolEdit,
     apply,
     namespace_word,
@@ -347,9 +348,10 @@ def _entry(entry: Any, catalog: Catalog, current: Candidate) -> tuple[list[str],
         errors.append("`rationale` must be a non-empty string")
     errors += [f"unknown field {key!r}" for key in sorted(set(entry) - {"rationale", "namespace", "tools"})]
     namespace = entry.get("namespace")
-    scheme = namespace.get("scheme") if isinstance(namespace, dict) else None
-    if scheme not in SCHEMES:
-        errors.append(f"`namespace.scheme` must be one of {', '.join(SCHEMES)} (got {scheme!r})")
+    given = namespace.get("scheme") if isinstance(namespace, dict) else None
+    scheme = _scheme(given)
+    if scheme is None:
+        errors.append(f"`namespace.scheme` must be one of {', '.join(SCHEMES)} (got {given!r})")
     elif isinstance(namespace, dict) and set(namespace) - {"scheme"}:
         errors.append("`namespace` takes only `scheme`")
     tools = entry.get("tools")
@@ -367,7 +369,7 @@ def _entry(entry: Any, catalog: Catalog, current: Candidate) -> tuple[list[str],
         errors += [f"{where}: {p}" for p in problems]
         if name and edit is not None and not problems:
             edits[name] = edit
-    if errors:
+    if errors or scheme is None:  # scheme is None only with its error listed
         return errors, None, rationale
     candidate = Candidate(edits={n: e for n, e in edits.items() if not e.empty}, scheme=scheme, word=current.word)
     try:
@@ -377,6 +379,11 @@ def _entry(entry: Any, catalog: Catalog, current: Candidate) -> tuple[list[str],
     if candidate.key == current.key:
         return ["it changes nothing: it equals the current definitions"], None, rationale
     return [], candidate, rationale
+
+
+def _scheme(value: object) -> Scheme | None:
+    """`value` as one of SCHEMES, None when it is not one."""
+    return next((scheme for scheme in SCHEMES if scheme == value), None)
 
 
 def _tool_edit(

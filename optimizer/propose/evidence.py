@@ -50,7 +50,7 @@ def build_evidence(
     tasks: Mapping[str, Task],
     *,
     token_budget: int = 12_000,
-    lint: Sequence[dict] = (),
+    lint: Sequence[Mapping[str, Any]] = (),
     success_sample: int = 6,
     seed: int = 0,
 ) -> Evidence:
@@ -314,7 +314,8 @@ def argument_notes(
             if call.tool is None:
                 continue
             text = _TOOL_PREFIX.sub("", call.result.strip())
-            category = (_CATEGORY.match(text) or [None, ""])[1].lower()
+            labelled = _CATEGORY.match(text)
+            category = labelled[1].lower() if labelled else ""
             message = _CATEGORY.sub("", text)
             invalid = call.is_error and category in ("validation", "")
             param = _blamed(message, call.arguments) if invalid else None
@@ -329,9 +330,9 @@ def argument_notes(
                     note.scaled += 1
             known = set(parameters.get(call.tool, ())) if parameters is not None else set(call.arguments)
             for name, gloss in _GLOSS.findall(message) if call.is_error else ():
-                note = notes[call.tool].setdefault(name, ArgumentNote()) if name in known else None
-                if note is not None and not gloss.lower().startswith("got") and listed(gloss) not in note.glosses:
-                    note.glosses.append(listed(gloss.strip()))
+                glossed = notes[call.tool].setdefault(name, ArgumentNote()) if name in known else None
+                if glossed is not None and not gloss.lower().startswith("got") and listed(gloss) not in glossed.glosses:
+                    glossed.glosses.append(listed(gloss.strip()))
     for (tool, name), counts in messages.items():
         notes[tool][name].errors = [m for m, _ in sorted(counts.items(), key=lambda x: (-x[1], x[0])) if m]
     return {tool: dict(sorted(params.items())) for tool, params in sorted(notes.items())}
@@ -355,7 +356,11 @@ def format_asked(message: str) -> str:
 def listed(what: str) -> str:
     """ "open, pending or closed" -> "one of: open, pending or closed"; "a project key, ENG or OPS" ->
     "a project key, one of: ENG or OPS"; anything else unchanged."""
-    for head, items in ((None, what), *([tuple(what.split(", ", 1))] if ", " in what else [])):
+    readings: list[tuple[str | None, str]] = [(None, what)]  # the whole, then a head before ", "
+    if ", " in what:
+        first, rest = what.split(", ", 1)
+        readings.append((first, rest))
+    for head, items in readings:
         found = _LIST.match(items)
         if found and len(found.group("items").split()) <= 12 and ("," in items or " or " in items):
             values = [i.strip() for i in re.split(r",|\bor\b", found.group("items")) if i.strip()]
@@ -372,7 +377,8 @@ def listing(items: Sequence[str]) -> str:
 def _blamed(message: str, arguments: Mapping[str, Any]) -> str | None:
     """The argument a validation message is about: named in its first words, else quoted after "got",
     else the only argument when the message reads like a format complaint about a value."""
-    for word in re.findall(r"[A-Za-z_][\w.]*", message)[:3]:
+    leading: list[str] = re.findall(r"[A-Za-z_][\w.]*", message)[:3]
+    for word in leading:
         if word in arguments:
             return word
     got = _GOT.search(message)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef
 from optimizer.propose.base import EpisodeSeen
@@ -59,7 +60,7 @@ def parameter_hints(
                         if not leaked_phrases(hint, prompts)} for tool in catalog.tools if hints[tool.name]}
 
 
-def _own_hint(prop: Mapping, note: ArgumentNote, prompts: Sequence[str]) -> str:
+def _own_hint(prop: Mapping[str, Any], note: ArgumentNote, prompts: Sequence[str]) -> str:
     """A parameter's description from what errors call it and ask of it, cents and its schema."""
     parts = [_shapes(text, prompts) for text in (note.glosses[:1] + [note.asked()]) if text]
     if note.scaled:
@@ -124,7 +125,7 @@ def _misrouted(
     return out
 
 
-def _kinds(name: str, prop: Mapping, hint: str) -> set[str]:
+def _kinds(name: str, prop: Mapping[str, Any], hint: str) -> set[str]:
     """Kinds of value a parameter asks for by its name, schema and description, as `property_kinds`
     reads them (a date also as written out, "March 10, 2026")."""
     kinds, shapes, _ = property_kinds(name, {**prop, "description": f"{prop.get('description', '')} {hint}"})
@@ -168,7 +169,12 @@ def synthesise(value: str, kind: str, prompts: Sequence[str]) -> str:
         return "name@example.com"
     for shift in range(10):
         digits = itertools.cycle("1234567890"[shift:] + "1234567890"[:shift])
-        made = re.sub(r"\d", lambda _match, d=digits: next(d), value)
+        made = _renumbered(value, digits)
         if not leaked_phrases(made, prompts):
             return made
     return re.sub(r"\d", "N", value)
+
+
+def _renumbered(value: str, digits: Iterator[str]) -> str:
+    """`value` with each digit replaced by the next one of `digits`."""
+    return re.sub(r"\d", lambda _match: next(digits), value)

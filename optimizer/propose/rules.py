@@ -166,7 +166,7 @@ class _Study:
         `tasks`, the number of its prompts using a word at most half of the tools use; None below 2.
         Words users type make strong name tokens that pull in every prompt using them, so `renames`
         names a lone tool from its results and text only."""
-        scores: Counter[str] = Counter()
+        scores: defaultdict[str, float] = defaultdict(float)
         for term in self.tasks.ranked(tool.name, 1, "spread") if tasks else ():
             scores[term] += self.tasks.count(tool.name, term)
         results = self.results.get(tool.name, [])
@@ -255,8 +255,8 @@ class _Study:
         boundaries = self.boundaries(tool, exposed, set(vocab)) if variant.boundaries else []
         purpose, verb = _purpose(tool, name), (words(name) or [""])[0]
         if variant.verbs and verb in VERB_WORDS:  # what people call a generic operation
-            said = [w for w in VERB_WORDS[verb] if not set(terms(w)) <= set(terms(purpose))]
-            purpose += f" ({listing(said)})" if said else ""
+            called = [w for w in VERB_WORDS[verb] if not set(terms(w)) <= set(terms(purpose))]
+            purpose += f" ({listing(called)})" if called else ""
         shape = [variant.vocab, variant.extra, variant.returns, min(2, len(boundaries)), 0]
         text = ""
         for _ in range(60):
@@ -331,9 +331,9 @@ class _Table:
         self.family = _families({t for items in docs.values() for pairs, _ in items for t, _ in pairs})
         self.members: dict[str, set[str]] = defaultdict(set)
         self.df: dict[str, Counter[str]] = {}
-        self.mass: dict[str, Counter[str]] = {}
+        self.mass: dict[str, defaultdict[str, float]] = {}
         for tool, items in docs.items():
-            df, mass = self.df.setdefault(tool, Counter()), self.mass.setdefault(tool, Counter())
+            df, mass = self.df.setdefault(tool, Counter()), self.mass.setdefault(tool, defaultdict(float))
             for pairs, weight in items:
                 for term, word in pairs:
                     self.surface[term][word] += 1
@@ -341,7 +341,10 @@ class _Table:
                 for family in {self.family[t] for t, _ in pairs}:
                     df[family] += weight >= 1  # a prompt shared by several tools adds to the share only
                     mass[family] += weight / len(items)
-        self.total: Counter[str] = sum(self.mass.values(), Counter())
+        self.total: defaultdict[str, float] = defaultdict(float)  # each family's mass over all tools
+        for shares in self.mass.values():
+            for family, share in shares.items():
+                self.total[family] += share
 
     def count(self, tool: str, term: str) -> int:
         return self.df.get(tool, Counter())[self.family.get(term, term)]
@@ -368,7 +371,7 @@ class _Table:
             elif mode == "share" and share >= 0.5:
                 scored.append((-min(df, 2), -(df * share), family))
         common = {t: (-sum(self.surface[t].values()), t) for f in self.members.values() for t in f}
-        return [t for *_, family in sorted(scored) for t in sorted(self.members[family], key=common.get)[:2]]
+        return [t for *_, family in sorted(scored) for t in sorted(self.members[family], key=common.__getitem__)[:2]]
 
 
 def _families(stems: Iterable[str]) -> dict[str, str]:
@@ -422,7 +425,8 @@ def _aligned(clauses: list[str], tools: list[str], profile: Mapping[str, Counter
                          for t in sorted({t for t, _ in _content(clause, lower)}))
         return score
 
-    return list(max(sorted(itertools.permutations(sorted(tools))), key=fit))
+    best = max(sorted(itertools.permutations(sorted(tools))), key=fit)
+    return list(best)
 
 
 def _clauses(prompt: str, lower: set[str], wanted: int = 0) -> list[str]:
