@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -103,7 +103,7 @@ def regress_command(
     raise typer.Exit(0 if report["passed"] else 1)
 
 
-def _print(report: dict) -> None:
+def _print(report: dict[str, Any]) -> None:
     if report["offline"]:
         out.print(f"[bold yellow]{OFFLINE_LABEL}[/]")
     table = Table(title=f"regress {report['run_id']} — {report['split']} tasks, {report['epochs']} epoch(s)")
