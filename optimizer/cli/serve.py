@@ -11,7 +11,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -51,12 +51,15 @@ def serve_command(
         raise typer.Exit(130) from None
 
 
+class _ServeLog(logging.StreamHandler[TextIO]):
+    """The stderr handler `optimizer serve` adds, once per process."""
+
+
 def _log_to_stderr() -> None:
     """The proxy's progress lines on stderr (stdout is the protocol in stdio mode)."""
     log = logging.getLogger("optimizer")
-    if not any(getattr(h, "_optimizer_serve", False) for h in log.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+    if not any(isinstance(h, _ServeLog) for h in log.handlers):
+        handler = _ServeLog(sys.stderr)
         handler.setFormatter(logging.Formatter("optimizer serve: %(message)s"))
-        handler._optimizer_serve = True  # type: ignore[attr-defined]
         log.addHandler(handler)
     log.setLevel(logging.INFO)
