@@ -20,10 +20,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("optimizer.text", "optimizer.secrets", "optimizer.prompt_files", "optimizer.stats", "optimizer.values",
      "optimizer.prices", "optimizer.files"),
     # 1: the contract types
-    ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults", "optimizer.models.limits"),
+    ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults",
+     "optimizer.models.limits"),
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
-     "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.search", "optimizer.gate"),
+     "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.pool", "optimizer.search", "optimizer.gate"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.episode", "optimizer.evaluate"),
     # 4: one owner of an open run

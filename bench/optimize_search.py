@@ -21,7 +21,8 @@ from pathlib import Path
 
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
 from optimizer.optimize import OptimizeConfig, run_optimize
-from optimizer.search import combinations, load_trials, study_setup
+from optimizer.pool import combinations
+from optimizer.search import load_trials, study_setup
 
 ROOT = Path(__file__).resolve().parent.parent
 

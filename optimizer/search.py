@@ -18,7 +18,6 @@ Contracts:
 from __future__ import annotations
 
 import contextlib
-import math
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,8 +28,9 @@ from optuna.storages import BaseStorage, InMemoryStorage, RDBStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, Trial, TrialState
 
-from optimizer.definitions import SCHEMES, Candidate, Scheme, ToolEdit, digest
+from optimizer.definitions import Candidate, Scheme
 from optimizer.patch import overlay_from_json
+from optimizer.pool import Pool, candidate_from, choice_of, pool_from_json, pool_to_json
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # the core does not print; callers report progress
 
@@ -45,78 +45,6 @@ _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 
 class SearchError(ValueError):
     """A study that cannot be used as asked (a different pool under the same name, no such study, …)."""
-
-
-@dataclass(frozen=True)
-class Pool:
-    """One round's choices: per original tool the distinct edits seen (index 0 = the current edit, kept when
-    nothing is chosen), and the namespace schemes to try. `word` is the namespace word of every candidate."""
-
-    edits: dict[str, tuple[ToolEdit, ...]]
-    schemes: tuple[Scheme, ...] = SCHEMES
-    word: str | None = None
-
-    @property
-    def fingerprint(self) -> str:
-        """Content hash of the choices; a stored study must have been made for the same pool."""
-        edits = {tool: [edit.to_json() for edit in options] for tool, options in self.edits.items()}
-        return digest({"edits": edits, "schemes": list(self.schemes), "word": self.word})[:16]
-
-
-def pool_from(current: Candidate, proposals: Sequence[Candidate]) -> Pool:
-    """Every distinct edit per tool (tools sorted by name; current's edit first, the empty edit when current has
-    none), all three schemes; the word is current's, else the first proposal's that has one. A proposal that does
-    not mention a tool proposes that tool's original definition (the empty edit)."""
-    everyone = [current, *proposals]
-    tools = sorted({tool for cand in everyone for tool in cand.edits})
-    edits: dict[str, tuple[ToolEdit, ...]] = {}
-    for tool in tools:
-        seen: dict[str, ToolEdit] = {}
-        for cand in everyone:
-            edit = cand.edits.get(tool, ToolEdit())
-            seen.setdefault(digest(edit.to_json()), edit)
-        edits[tool] = tuple(seen.values())
-    word = current.word or next((p.word for p in proposals if p.word), None)
-    return Pool(edits=edits, schemes=SCHEMES, word=word)
-
-
-def candidate_from(pool: Pool, choice: Mapping[str, int], scheme: Scheme) -> Candidate:
-    """The candidate for per-tool edit indices (missing tools: index 0) and a scheme. Raises ValueError for an
-    unknown tool, an index out of range or a scheme the pool does not try."""
-    unknown = sorted(set(choice) - set(pool.edits))
-    if unknown:
-        raise ValueError(f"the pool has no edits for {', '.join(unknown)}")
-    if scheme not in pool.schemes:
-        raise ValueError(f"scheme {scheme!r} is not one of the pool's {', '.join(pool.schemes)}")
-    edits: dict[str, ToolEdit] = {}
-    for tool, options in pool.edits.items():
-        index = choice.get(tool, 0)
-        if not 0 <= index < len(options):
-            raise ValueError(f"{tool}: edit index {index} is outside 0..{len(options) - 1}")
-        if not options[index].empty:
-            edits[tool] = options[index]
-    return Candidate(edits=edits, scheme=scheme, word=pool.word)
-
-
-def choice_of(pool: Pool, candidate: Candidate) -> tuple[dict[str, int], Scheme]:
-    """The inverse of `candidate_from`: edit indices for every tool of the pool, and the scheme (the namespace
-    word is always the pool's). Raises ValueError when the candidate holds an edit or scheme the pool lacks."""
-    unknown = sorted(set(candidate.edits) - set(pool.edits))
-    if unknown or candidate.scheme not in pool.schemes:
-        raise ValueError(f"the candidate is outside the pool (tools {unknown}, scheme {candidate.scheme!r})")
-    choice: dict[str, int] = {}
-    for tool, options in pool.edits.items():
-        wanted = candidate.edits.get(tool, ToolEdit()).to_json()
-        indices = [i for i, edit in enumerate(options) if edit.to_json() == wanted]
-        if not indices:
-            raise ValueError(f"{tool}: the candidate's edit is not in the pool")
-        choice[tool] = indices[0]
-    return choice, candidate.scheme
-
-
-def combinations(pool: Pool) -> int:
-    """The size of the full space: every edit of every tool times every scheme."""
-    return math.prod(len(options) for options in pool.edits.values()) * len(pool.schemes)
 
 
 def tool_param(round_: int, tool: str) -> str:
@@ -412,18 +340,6 @@ def pareto_front(results: Sequence[TrialResult]) -> tuple[TrialResult, ...]:
         if not dominated:
             front.setdefault(r.candidate.key, r)
     return tuple(front.values())
-
-
-def pool_to_json(pool: Pool) -> dict[str, Any]:
-    return {"edits": {tool: [edit.to_json() for edit in options] for tool, options in pool.edits.items()},
-            "schemes": list(pool.schemes), "word": pool.word}
-
-
-def pool_from_json(data: Mapping[str, Any]) -> Pool:
-    edits = {}
-    for tool, options in data["edits"].items():
-        edits[tool] = tuple(overlay_from_json({"tools": {tool: o}}).edits.get(tool, ToolEdit()) for o in options)
-    return Pool(edits=edits, schemes=tuple(data["schemes"]), word=data.get("word"))
 
 
 def study_setup(storage: str, study_name: str) -> tuple[Pool, SearchConfig]:

@@ -10,17 +10,13 @@ from pathlib import Path
 import pytest
 
 from optimizer.definitions import Candidate, ToolEdit
+from optimizer.pool import Pool, candidate_from, choice_of, combinations, pool_from
 from optimizer.search import (
     ChunkScore,
-    Pool,
     SearchConfig,
     SearchError,
     SearchResult,
-    candidate_from,
-    choice_of,
-    combinations,
     load_trials,
-    pool_from,
     search,
     trial_candidate,
 )

@@ -20,8 +20,9 @@ from optimizer.harness import Harness
 from optimizer.models.base import ModelUnavailable
 from optimizer.optimize.config import OptimizeConfig
 from optimizer.patch import overlay_from_json
+from optimizer.pool import pool_from
 from optimizer.propose.base import Evidence, Proposer
-from optimizer.search import ChunkScore, SearchConfig, SearchResult, pool_from, search
+from optimizer.search import ChunkScore, SearchConfig, SearchResult, search
 from optimizer.tasks import Task
 from optimizer.text import estimate_tokens
 
