@@ -5,7 +5,7 @@ What it writes for a tool (PRINCIPLES: what + when, boundary, inputs, about 200-
   description, no preamble), everyday words for a generic operation ("update" -> change, move, …),
   and the concepts its requests are about, named in general words from `lexicon` ("deliveries (where
   a package or parcel is, the courier, tracking, arrival)"): first those its name signals, then those
-  of its train tasks (concepts in two or more of its prompts, ranked by `_Table.ranked`), then those
+  of its train tasks (concepts in two or more of its prompts, ranked by `TermTable.ranked`), then those
   of its old description;
 - "Also fits requests about …" with more concepts, "Typical requests mention …" with at most a few
   plain words that three or more of its prompts use (never values, proper nouns or rare words), and
@@ -24,20 +24,28 @@ the train prompts: every text passes `leaked_phrases`, and values shown by examp
 
 from __future__ import annotations
 
-import itertools
-import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespace_word, namespaced
-from optimizer.propose.base import EpisodeSeen, Evidence
+from optimizer.propose.base import Evidence
 from optimizer.propose.evidence import listing
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.lexicon import concept, concepts_in
 from optimizer.propose.parameters import parameter_hints
+from optimizer.propose.term_table import (
+    BOUNDARY_TERMS,
+    KIND_WORDS,
+    TermTable,
+    content_words,
+    first_part,
+    lowercase,
+    results_by_tool,
+    tool_docs,
+)
 from optimizer.text import STOPWORDS, first_sentence, sentences, stem, terms, words
 from optimizer.values import describe_values
 
@@ -50,8 +58,6 @@ REQUEST_VERBS = frozenset(terms("look tell show find get give check open pull re
                                 "put run let say ask use take keep call go come happen"))
 UNITS = frozenset(("words", "characters", "bytes", "lines", "items", "results", "matches", "seconds", "minutes",
                    "hours", "days", "times"))
-KIND_WORDS = frozenset(terms("email number id date amount phone link path"))
-BOUNDARY_TERMS = frozenset(terms("instead rather not use"))
 VERB_WORDS = {  # everyday words for generic operations (plain English, not any one server's)
     **dict.fromkeys(("get", "fetch", "read", "lookup", "view"), ("open", "read", "show", "look up")),
     "list": ("list", "show all", "how many"),
@@ -65,19 +71,15 @@ SHORT, LONG = 200, 400
 _BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
 _PREAMBLE = re.compile(r"^(?:this|the)\s+(?:tool|function|endpoint|api|method)\s+(?:allows|lets|enables|helps)?\s*"
                        r"(?:you|users|the user|the agent)?\s*(?:to|is used to|can be used to|will|is for)?\s*", re.I)
-_CLAUSE = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+)\s*", re.IGNORECASE)
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9']*")
 _LABEL = re.compile(r"(?:^|\n|[.;]\s)([A-Z][a-z]+(?: [a-z]+)?):\s")
 _COUNT_NOUN = re.compile(r"\b(?:\d+|[Nn]o)\s+([a-z]{3,}s)\b")
-_INFLECTIONS = ("s", "es", "e", "y", "ing", "ings", "ed", "er", "ers", "ion", "ions", "ment", "ments")
-Doc = tuple[list[tuple[str, str]], float]
 """A document: (stem, surface word) pairs and a weight (1 for a clause of its own, 1/n for a share)."""
 
 
 @dataclass(frozen=True)
 class Variant:
     """One way of rewriting: trigger / "Also fits" concept counts, "Typical requests" words, result
-    labels, how concepts are ranked (`_Table.ranked` modes), everyday verbs, renames, boundary sentences,
+    labels, how concepts are ranked (`TermTable.ranked` modes), everyday verbs, renames, boundary sentences,
     and which tools ("all" with train tasks or failures, or only "failing" ones)."""
 
     vocab: int = 3
@@ -145,12 +147,12 @@ class _Study:
         self.prompts = sorted({p for ps in evidence.prompts_by_tool.values() for p in ps}
                               | {e.prompt for e in episodes})
         order = {e.prompt: e.expected_tools for e in episodes}
-        self.tasks = _Table(_tool_docs(evidence.prompts_by_tool, order, _lowercase(self.prompts)))
-        self.concepts = _Table({tool: [([(k, k) for k in concepts_in({t for t, _ in pairs} - KIND_WORDS)], weight)
+        self.tasks = TermTable(tool_docs(evidence.prompts_by_tool, order, lowercase(self.prompts)))
+        self.concepts = TermTable({tool: [([(k, k) for k in concepts_in({t for t, _ in pairs} - KIND_WORDS)], weight)
                                        for pairs, weight in docs] for tool, docs in self.tasks.docs.items()})
-        self.results = _results_by_tool(episodes)
-        lower = _lowercase(describe_values(text) for texts in self.results.values() for text in texts)
-        self.outputs = _Table({tool: [(_content(text, lower), 1.0) for text in texts]
+        self.results = results_by_tool(episodes)
+        lower = lowercase(describe_values(text) for texts in self.results.values() for text in texts)
+        self.outputs = TermTable({tool: [(content_words(text, lower), 1.0) for text in texts]
                                for tool, texts in self.results.items()})
         self.nouns: dict[str, Counter[str]] = defaultdict(Counter)  # surface words of result nouns
         self.hints = parameter_hints(catalog, episodes, self.prompts, evidence.prompts_by_tool, current)
@@ -311,7 +313,7 @@ class _Study:
         out = []
         for expected, _count in sorted(wrong.items(), key=lambda x: (-x[1], x[0]))[:2]:
             lost = Counter(k for e in self.evidence.failures if e.expected_tools[:1] == (expected,)
-                           and e.chosen_tools[:1] == (tool.name,) for k in concepts_in(set(terms(_first_part(e)))))
+                           and e.chosen_tools[:1] == (tool.name,) for k in concepts_in(set(terms(first_part(e)))))
             other = self.catalog.get(expected)
             ranked = list(dict.fromkeys([*self.concepts.ranked(expected, 1),
                                          *concepts_in(set(terms(f"{other.name} {other.description}")))]))
@@ -319,165 +321,6 @@ class _Study:
             if theirs:
                 out.append(f"Not for {listing([_phrase(k) for k in theirs])}; use {exposed[expected]} instead.")
         return out
-
-
-class _Table:
-    """Documents per tool, and the vocabulary that marks each tool's documents. Stems are counted by
-    family (a stem and its inflections: meet/meeting); `surface` holds the words each stem was."""
-
-    def __init__(self, docs: Mapping[str, list[Doc]]) -> None:
-        self.docs = docs
-        self.surface: dict[str, Counter[str]] = defaultdict(Counter)
-        self.family = _families({t for items in docs.values() for pairs, _ in items for t, _ in pairs})
-        self.members: dict[str, set[str]] = defaultdict(set)
-        self.df: dict[str, Counter[str]] = {}
-        self.mass: dict[str, defaultdict[str, float]] = {}
-        for tool, items in docs.items():
-            df, mass = self.df.setdefault(tool, Counter()), self.mass.setdefault(tool, defaultdict(float))
-            for pairs, weight in items:
-                for term, word in pairs:
-                    self.surface[term][word] += 1
-                    self.members[self.family[term]].add(term)
-                for family in {self.family[t] for t, _ in pairs}:
-                    df[family] += weight >= 1  # a prompt shared by several tools adds to the share only
-                    mass[family] += weight / len(items)
-        self.total: defaultdict[str, float] = defaultdict(float)  # each family's mass over all tools
-        for shares in self.mass.values():
-            for family, share in shares.items():
-                self.total[family] += share
-
-    def count(self, tool: str, term: str) -> int:
-        return self.df.get(tool, Counter())[self.family.get(term, term)]
-
-    def ranked(self, tool: str, floor: int, mode: str = "share") -> list[str]:
-        """Stems whose family is in at least `floor` of the tool's documents, best first, two member stems
-        per family at most. "share": families with at least half of their (per-tool normalised) use on
-        this tool, by documents then documents × share. "common": a third, by documents then share.
-        "spread": tf-idf over tools, families that at most half of the tools use (words a group of
-        tools shares). "mixed": share and spread in turn. Value words ("email") need a 0.6 share."""
-        if mode == "mixed":
-            pairs = itertools.zip_longest(self.ranked(tool, floor, "share"), self.ranked(tool, floor, "spread"))
-            return list(dict.fromkeys(t for pair in pairs for t in pair if t))
-        scored = []
-        for family, df in self.df.get(tool, Counter()).items():
-            share = self.mass[tool][family] / self.total[family]
-            if df < floor or family in BOUNDARY_TERMS or (family in KIND_WORDS and share < 0.6):
-                continue
-            users = sum(1 for counts in self.df.values() if counts[family])
-            if mode == "spread" and users <= max(1, len(self.df) // 2):
-                scored.append((-min(df, 2), -(df * math.log(1 + len(self.df) / users)), family))
-            elif mode == "common" and share >= 1 / 3:
-                scored.append((-min(df, 3), -share, family))
-            elif mode == "share" and share >= 0.5:
-                scored.append((-min(df, 2), -(df * share), family))
-        common = {t: (-sum(self.surface[t].values()), t) for f in self.members.values() for t in f}
-        return [t for *_, family in sorted(scored) for t in sorted(self.members[family], key=common.__getitem__)[:2]]
-
-
-def _families(stems: Iterable[str]) -> dict[str, str]:
-    """Stem -> its family: the shortest stem of four or more letters it extends by an inflection."""
-    out: dict[str, str] = {}
-    roots: list[str] = []
-    for term in sorted(stems, key=lambda t: (len(t), t)):
-        out[term] = next((r for r in roots if term.startswith(r) and term[len(r):] in _INFLECTIONS), term)
-        if out[term] == term and len(term) >= 4:
-            roots.append(term)
-    return out
-
-
-# --- prompts and results ------------------------------------------------------------------------------
-
-
-def _tool_docs(
-    prompts_by_tool: Mapping[str, Sequence[str]], order: Mapping[str, Sequence[str]], lower: set[str]
-) -> dict[str, list[Doc]]:
-    """Per tool, the documents of its train prompts. A prompt's clauses map in order onto its expected
-    tools when the counts agree (the order the episodes give, else the one that best fits each tool's
-    name and single-tool prompts); otherwise each tool gets the whole prompt, weighted 1/n."""
-    tools_of: dict[str, list[str]] = defaultdict(list)
-    for tool, prompts in prompts_by_tool.items():
-        for prompt in prompts:
-            tools_of[prompt].append(tool)
-    out: dict[str, list[Doc]] = defaultdict(list)
-    profile: dict[str, Counter[str]] = defaultdict(Counter)
-    for prompt, tools in sorted(tools_of.items(), key=lambda item: (len(item[1]) > 1, item[0])):
-        clauses = _clauses(prompt, lower, len(tools))
-        if len(tools) == 1:
-            out[tools[0]].append((_content(prompt, lower), 1.0))
-            profile[tools[0]].update({t for t, _ in out[tools[0]][-1][0]})
-        elif len(clauses) == len(tools):
-            ordered = [t for t in order.get(prompt, ()) if t in tools] or _aligned(clauses, tools, profile, lower)
-            for tool, clause in zip(ordered, clauses, strict=True):
-                out[tool].append((_content(clause, lower), 1.0))
-        else:
-            for tool in tools:
-                out[tool].append((_content(prompt, lower), 1.0 / len(tools)))
-    return out
-
-
-def _aligned(clauses: list[str], tools: list[str], profile: Mapping[str, Counter[str]], lower: set[str]) -> list[str]:
-    """The order of `tools` whose names and single-tool prompts best fit the clauses in turn."""
-    def fit(order: tuple[str, ...]) -> float:
-        score = 0.0
-        for tool, clause in zip(order, clauses, strict=True):
-            known = profile.get(tool, Counter())
-            score += sum(3.0 if t in terms(tool) else known[t] / (1 + sum(known.values()))
-                         for t in sorted({t for t, _ in _content(clause, lower)}))
-        return score
-
-    best = max(sorted(itertools.permutations(sorted(tools))), key=fit)
-    return list(best)
-
-
-def _clauses(prompt: str, lower: set[str], wanted: int = 0) -> list[str]:
-    """Sentences and "then"-parts; unless there are exactly `wanted` of them, a part with fewer than
-    two content words joins the one before (as the offline agents read a task)."""
-    pieces = [c for s in sentences(prompt) for c in _CLAUSE.split(s) if c and c.strip()]
-    if len(pieces) == wanted:
-        return pieces
-    merged: list[str] = []
-    for piece in pieces:
-        if merged and (len(_content(piece, lower)) < 2 or len(_content(merged[-1], lower)) < 2):
-            merged[-1] = f"{merged[-1]} {piece}"
-        else:
-            merged.append(piece)
-    return merged or [prompt]
-
-
-def _lowercase(texts: Iterable[str]) -> set[str]:
-    return {w for text in texts for w in re.findall(r"\b[a-z][a-z']*\b", text)}
-
-
-def _content(text: str, lower: set[str]) -> list[tuple[str, str]]:
-    """(stem, word) for a text's content words, values read as their kinds ("email"); words with digits
-    and capitalised words inside a sentence never seen in lower case (names, acronyms) left out."""
-    text = describe_values(text).replace("_", " ").replace("-", " ")
-    out = []
-    for match in _TOKEN.finditer(text):
-        raw, before = match.group(0), text[: match.start()].rstrip()
-        opening = not before or before[-1] in ".!?"
-        if any(c.isdigit() for c in raw) or (raw[0].isupper() and raw.lower() not in lower and not opening):
-            continue
-        out += [(stem(w), w) for w in words(raw) if w not in STOPWORDS and len(w) > 2]
-    return out
-
-
-def _results_by_tool(episodes: Sequence[EpisodeSeen]) -> dict[str, list[str]]:
-    """Distinct results of calls that succeeded, per original tool name."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for call in (c for ep in episodes for c in ep.calls):
-        if call.tool and not call.is_error and call.result not in out[call.tool]:
-            out[call.tool].append(call.result)
-    return out
-
-
-def _first_part(episode: EpisodeSeen) -> str:
-    """The prompt, or its first clause when it expects several tools (the one the first tool serves)."""
-    parts = _clauses(episode.prompt, set(), len(episode.expected_tools))
-    return parts[0] if len(episode.expected_tools) > 1 and len(parts) == len(episode.expected_tools) else episode.prompt
-
-
-# --- small text helpers -------------------------------------------------------------------------------
 
 
 def _purpose(tool: ToolDef, name: str) -> str:
