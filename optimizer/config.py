@@ -20,27 +20,38 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    server: str = Field(description="Command line (stdio) or http(s) URL of the MCP server.")
-    tasks: str = Field(description="Task file or directory.")
+    server: str = Field(description="MCP server: a command line run over stdio (\"python server.py\"), or an "
+                        "http(s)://…/mcp URL.")
+    tasks: str = Field(description="Task file or directory (YAML, JSONL, the cookbook's XML).")
     models: tuple[str, ...] = Field(description="Model strings, e.g. sim:lexical.")
-    overlay: str | None = Field(None, description="Overlay file applied to the definitions.")
+    overlay: str | None = Field(None, description="Overlay JSON applied to the definitions (format: see README).")
     epochs: int = Field(1, ge=1, description="Runs of each task per model.")
     heldout: float = Field(0.3, ge=0, le=1, description="Share of tasks held out when a task sets no split.")
-    seed: int = Field(0, description="Seed for the offline agents' noise and every sampled choice.")
+    seed: int = Field(0, description="Seed for every random choice (offline agents' noise, the search).")
     max_connections: int = Field(4, ge=1, description="Concurrent model requests.")
-    server_instances: int | None = Field(None, ge=1, description="Server connections; default min(4, max_connections).")
+    server_instances: int | None = Field(None, ge=1, description="Server connections kept open (default "
+                                         "min(4, max-connections)).")
     tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is abandoned.")
     connect_timeout: float = Field(30.0, gt=0, description="Seconds allowed for the MCP handshake.")
-    max_turns: int = Field(12, ge=1, description="Model turns per episode.")
+    max_turns: int = Field(12, ge=1, description="Model turns per task.")
     allow_destructive: bool = Field(False, description="Let agents call tools annotated destructiveHint: true.")
-    system_prompt: str | None = Field(None, description="The deployment's own system prompt, included verbatim.")
-    thinking: str | None = Field(None, description="Claude extended thinking: a token budget or 'adaptive'.")
-    batch: bool = Field(False, description="Send Claude turns through the Message Batches API (half price).")
-    max_usd: float | None = Field(None, gt=0, description="Stop cleanly before spending more than this (USD).")
-    prices: str | None = Field(None, description="Price table file overriding the built-in one.")
-    judge: str | None = Field(None, description="Model that grades `match: judge` answers.")
-    openai_base_url: str | None = Field(None, description="OpenAI-compatible server for openai: models.")
-    headers: dict[str, str] = Field(default_factory=dict, exclude=True, description="HTTP headers (never stored).")
+    system_prompt: str | None = Field(None, description="Your agent's own system prompt (a file), included "
+                                      "verbatim: test descriptions under the prompt they will ship with.")
+    thinking: str | None = Field(None, description="Claude extended thinking: a token budget (1024 or more) or "
+                                 "'adaptive'. Default off.")
+    batch: bool = Field(False, description="Send Claude turns through the Message Batches API: half price, slower "
+                       "turnaround.")
+    max_usd: float | None = Field(None, gt=0, description="Stop cleanly before spending more than this many US "
+                                  "dollars; finished work is kept, and --resume RUN_ID --max-usd HIGHER continues.")
+    prices: str | None = Field(None, description="JSON price table (USD per million tokens per model) laid over "
+                               "the built-in one.")
+    judge: str | None = Field(None, description="Model that grades `match: judge` answers (default "
+                              "claude-haiku-5-5 with Claude models, sim:judge offline).")
+    openai_base_url: str | None = Field(None, description="OpenAI-compatible server for openai:MODEL models (vLLM, "
+                                        "Ollama, llama.cpp, OpenAI); default OPENAI_BASE_URL, else the OpenAI API. "
+                                        "The key is OPENAI_API_KEY.")
+    headers: dict[str, str] = Field(default_factory=dict, exclude=True, description="HTTP header for URL servers, "
+                                   "'Name: value' (repeatable; never stored).")
 
 
 ConfigT = TypeVar("ConfigT", bound=EvalConfig)

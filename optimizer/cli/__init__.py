@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+import typer.core
 
+from optimizer.cli.common import fail
 from optimizer.cli.dump import dump_command
 from optimizer.cli.eval import eval_command
 from optimizer.cli.lint import lint_command
 from optimizer.cli.optimize import optimize_command
+from optimizer.cli.options import ProjectSettingsError, project_defaults
 from optimizer.cli.regress import regress_command
 from optimizer.cli.review import review_command
 from optimizer.cli.serve import serve_command
@@ -37,9 +40,31 @@ optimize_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 optimize_app.command()(optimize_command)
 
 
+@app.callback()
+def _project_settings(ctx: typer.Context) -> None:
+    ctx.default_map = _defaults(ctx.command)
+
+
+def _defaults(group: object) -> dict[str, dict[str, Any]]:
+    """`[tool.optimizer]` of the nearest pyproject.toml as click's defaults per command; exits 2 when unusable."""
+    commands = group.commands if isinstance(group, typer.core.TyperGroup) else {}
+    names = {name: {p.name for p in command.params if p.name} for name, command in commands.items()}
+    try:
+        return project_defaults(names)
+    except ProjectSettingsError as exc:
+        raise fail(str(exc)) from None
+
+
 def main() -> Any:
     return app()
 
 
 def optimize_main() -> Any:
-    return optimize_app()
+    """The `optimize` console script: the optimize command alone, with `[tool.optimizer]` defaults."""
+    command = typer.main.get_command(optimize_app)
+    try:
+        defaults = project_defaults({"optimize": {p.name for p in command.params if p.name}})
+    except ProjectSettingsError as exc:
+        fail(str(exc))
+        raise SystemExit(2) from None
+    return command.main(default_map=defaults.get("optimize"), prog_name="optimize")

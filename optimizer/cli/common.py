@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from optimizer.cli.views import make_console
+from optimizer.config import EvalConfig
 
 err = make_console(stderr=True)
 out = make_console()
@@ -17,7 +19,7 @@ out = make_console()
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print an error on stderr and return the Exit to raise (2: usage or operational error)."""
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -32,38 +34,10 @@ def parse_headers(values: list[str] | None) -> dict[str, str]:
     return headers
 
 
-ServerOpt = Annotated[
-    str | None,
-    typer.Option("--server", help="MCP server: a command line run over stdio (\"python server.py\"), "
-                 "or an http(s)://…/mcp URL."),
-]
-HeaderOpt = Annotated[
-    list[str] | None,
-    typer.Option("--header", help="HTTP header for URL servers, 'Name: value' (repeatable; never stored)."),
-]
-OverlayOpt = Annotated[
-    Path | None, typer.Option("--overlay", help="Overlay JSON applied to the definitions (format: see README).")
-]
-
-ThinkingOpt = Annotated[str | None, typer.Option(
-    "--thinking", help="Claude extended thinking: a token budget (1024 or more) or 'adaptive'. Default off.")]
-BatchOpt = Annotated[bool, typer.Option(
-    "--batch", help="Send Claude turns through the Message Batches API: half price, slower turnaround.")]
-SystemPromptOpt = Annotated[Path | None, typer.Option(
-    "--system-prompt", help="Your agent's own system prompt, included verbatim: test descriptions under the "
-    "prompt they will ship with.")]
-
-MaxUsdOpt = Annotated[float | None, typer.Option(
-    "--max-usd", min=0.0, help="Stop cleanly before spending more than this many US dollars; finished work is "
-    "kept, and --resume RUN_ID --max-usd HIGHER continues.")]
-PricesOpt = Annotated[Path | None, typer.Option(
-    "--prices", help="JSON price table (USD per million tokens per model) laid over the built-in one.")]
-JudgeOpt = Annotated[str | None, typer.Option(
-    "--judge", help="Model that grades `match: judge` answers (default claude-haiku-5-5 with Claude models, "
-    "sim:judge offline).")]
-OpenAIBaseUrlOpt = Annotated[str | None, typer.Option(
-    "--openai-base-url", help="OpenAI-compatible server for openai:MODEL models (vLLM, Ollama, llama.cpp, OpenAI); "
-    "default OPENAI_BASE_URL, else the OpenAI API. The key is OPENAI_API_KEY.")]
+ServerOpt = Annotated[str | None, typer.Option("--server", help=EvalConfig.model_fields["server"].description)]
+HeaderOpt = Annotated[list[str] | None, typer.Option("--header", help=EvalConfig.model_fields["headers"].description)]
+OverlayOpt = Annotated[Path | None, typer.Option("--overlay", help=EvalConfig.model_fields["overlay"].description)]
+"""Options of commands that open a server without a run (dump, lint, serve); help from the run settings."""
 
 
 def read_system_prompt(path: Path | None) -> str | None:

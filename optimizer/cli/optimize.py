@@ -5,123 +5,59 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from optimizer.cli.common import (
-    BatchOpt,
-    JudgeOpt,
-    MaxUsdOpt,
-    OpenAIBaseUrlOpt,
-    PricesOpt,
-    SystemPromptOpt,
-    ThinkingOpt,
-    err,
-    exits_on_errors,
-    out,
-    read_system_prompt,
-    resume_overrides,
-)
+from optimizer.cli.common import err, exits_on_errors, out, resume_overrides
+from optimizer.cli.options import config_options, option, run_options, with_options
+from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
 from optimizer.config import RunError
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
 
+CHOICE_OPTIONS = [
+    models_option(None, "Comma-separated models (default: Claude when ANTHROPIC_API_KEY is set; --offline for "
+                  "sim:lexical,sim:skim)."),
+    option("offline", bool, False, ["--offline"], "Simulated agents and the rules proposer; no API calls. Results "
+           "are labelled OFFLINE."),
+    option("proposer", str | None, None, ["--proposer"], "Who writes candidates: a Claude model (default "
+           "claude-opus-5-5 when ANTHROPIC_API_KEY is set) or rules (offline, deterministic)."),
+]
 
-def optimize_command(
-    server: Annotated[str | None, typer.Option("--server", help="MCP server command line or http(s)://…/mcp URL.")]
-    = None,
-    tasks: Annotated[Path | None, typer.Option("--tasks", help="Task file or directory.")] = None,
-    models: Annotated[str | None, typer.Option("--models", help="Comma-separated models (default: Claude when "
-                                               "ANTHROPIC_API_KEY is set; --offline for sim:lexical,sim:skim).")]
-    = None,
-    offline: Annotated[bool, typer.Option("--offline", help="Simulated agents and the rules proposer; no API "
-                                          "calls. Results are labelled OFFLINE.")] = False,
-    overlay: Annotated[Path | None, typer.Option("--overlay", help="Start from these definitions.")] = None,
-    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds of propose and search.")] = 2,
-    trials: Annotated[int, typer.Option("--trials", min=1, help="Search trials per round.")] = 12,
-    candidates: Annotated[int, typer.Option("--candidates", min=1, help="Candidates proposed per round.")] = 4,
-    max_episodes: Annotated[int | None, typer.Option("--max-episodes", min=1, help="Stop proposing after this "
-                                                     "many episodes.")] = None,
-    objective: Annotated[str, typer.Option("--objective", help="mean: mean train accuracy over models; min: the "
-                                           "worst model's.")] = "mean",
-    pareto: Annotated[bool, typer.Option("--pareto", help="Search accuracy against definition tokens and "
-                                         "report the front.")] = False,
-    epochs: Annotated[int, typer.Option("--epochs", min=1, help="Held-out runs per task for the gate.")] = 1,
-    heldout: Annotated[float, typer.Option("--heldout", min=0, max=1, help="Held-out share.")] = 0.3,
-    max_drop: Annotated[float, typer.Option("--max-drop", min=0, max=1, help="Largest held-out drop per model "
-                                            "the gate allows.")] = 0.0,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the gate.")] = 0.05,
-    proposer: Annotated[str | None, typer.Option("--proposer", help="Who writes candidates: a Claude model "
-                                                 "(default claude-opus-5-5 when ANTHROPIC_API_KEY is set) or "
-                                                 "rules (offline, deterministic).")] = None,
-    allow_leakage: Annotated[bool, typer.Option("--allow-leakage", help="Keep candidates that copy text from "
-                                                "train prompts.")] = False,
-    storage: Annotated[str | None, typer.Option("--storage", help="Optuna storage URL (default: the run's "
-                                                "SQLite file).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for the search and the offline agents.")] = 0,
-    max_connections: Annotated[int, typer.Option("--max-connections", min=1)] = 4,
-    tool_timeout: Annotated[float, typer.Option("--tool-timeout")] = 60.0,
-    allow_destructive: Annotated[bool, typer.Option("--allow-destructive")] = False,
-    runs_dir: Annotated[Path, typer.Option("--runs-dir")] = Path("runs"),
-    run_id: Annotated[str | None, typer.Option("--run-id")] = None,
-    resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run.")] = None,
-    source: Annotated[Path | None, typer.Option("--source", help="The server's source directory: also write "
-                                                "source.patch, the winner's texts rewritten where they stand in "
-                                                "the code (for git apply).")] = None,
-    thinking: ThinkingOpt = None,
-    openai_base_url: OpenAIBaseUrlOpt = None,
-    batch: BatchOpt = False,
-    system_prompt: SystemPromptOpt = None,
-    max_usd: MaxUsdOpt = None,
-    prices: PricesOpt = None,
-    judge: JudgeOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print summary.json on stdout.")] = False,
-) -> None:
+
+@with_options(config_options(OptimizeConfig, skip={"models", "proposer"}), CHOICE_OPTIONS, run_options("optimize"))
+def optimize_command(**options: Any) -> None:
     """Find better tool definitions: baseline, rounds of propose and search on the train tasks, then the
     winner against the baseline on held-out tasks for every model (the gate). Writes summary.json,
     report.md, overlay.json and winning.patch into the run directory. Exit 0 when the gate passes,
     1 when it fails, 2 on errors."""
+    resume, as_json = options["resume"], options["as_json"]
     config = None
     with exits_on_errors(RunError, ModelSpecError, ValueError):
-        if not resume or server or tasks:
-            if server is None or tasks is None:
+        if not resume or options["server"] or options["tasks"]:
+            if options["server"] is None or options["tasks"] is None:
                 raise RunError("--server and --tasks are required (or --resume RUN_ID alone)")
-            chosen = default_models(offline=offline, models=parse_models(models) if models else None)
-            config = OptimizeConfig(
-                server=server, tasks=str(tasks), models=chosen, overlay=str(overlay) if overlay else None,
-                epochs=epochs, heldout=heldout, seed=seed, max_connections=max_connections,
-                tool_timeout=tool_timeout, allow_destructive=allow_destructive, rounds=rounds, trials=trials,
-                candidates=candidates, max_episodes=max_episodes, objective=objective, pareto=pareto,
-                max_drop=max_drop, alpha=alpha, proposer=default_proposer(offline=offline, proposer=proposer),
-                allow_leakage=allow_leakage, storage=storage, thinking=thinking, batch=batch,
-                openai_base_url=openai_base_url,
-                system_prompt=read_system_prompt(system_prompt), max_usd=max_usd,
-                prices=str(prices) if prices else None, judge=judge, source=_source_dir(source),
-            )
+            offline = options["offline"]
+            chosen = default_models(offline=offline, models=parse_models(options["models"]) if options["models"]
+                                    else None)
+            proposer = default_proposer(offline=offline, proposer=options["proposer"])
+            config = build_config(OptimizeConfig, {**options, "models": ",".join(chosen), "proposer": proposer})
         progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
         with progress:
-            data = asyncio.run(run_optimize(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
-                                            progress=progress.advance, overrides=resume_overrides(max_usd, prices),
+            data = asyncio.run(run_optimize(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
+                                            resume=resume, progress=progress.advance,
+                                            overrides=resume_overrides(options["max_usd"], options["prices"]),
                                             on_start=lambda run: progress.start(run, 0)))
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     else:
         print_summary(out, data)
     raise typer.Exit(0 if data["gate"]["passed"] else 1)
-
-
-def _source_dir(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    if not path.is_dir():
-        raise RunError(f"--source {path}: not a directory")
-    return str(path.resolve())
 
 
 def print_summary(console: Console, data: dict[str, Any]) -> None:

@@ -15,20 +15,24 @@ from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, OFFLINE_DEFAUL
 class OptimizeConfig(EvalConfig):
     """Settings of one optimization run (everything `eval` takes, plus the search)."""
 
+    epochs: int = Field(1, ge=1, description="Held-out runs per task for the gate.")
     rounds: int = Field(2, ge=1, description="Rounds of propose and search.")
-    trials: int = Field(12, ge=1, description="Optuna trials per round (whole proposals first).")
-    candidates: int = Field(4, ge=1, description="Candidates the proposer writes per round.")
+    trials: int = Field(12, ge=1, description="Search trials per round (whole proposals first).")
+    candidates: int = Field(4, ge=1, description="Candidates proposed per round.")
     chunks: int = Field(3, ge=1, description="Growing chunks of train tasks; hopeless trials stop early.")
-    max_episodes: int | None = Field(None, ge=1, description="Stop proposing once this many episodes ran.")
-    objective: Literal["mean", "min"] = Field("mean", description="Train accuracy over models: mean or worst.")
-    pareto: bool = Field(False, description="Accuracy against definition tokens as two objectives.")
-    max_drop: float = Field(0.0, ge=0, le=1, description="Largest held-out accuracy drop the gate allows.")
-    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the gate.")
+    max_episodes: int | None = Field(None, ge=1, description="Stop proposing after this many episodes.")
+    objective: Literal["mean", "min"] = Field("mean", description="mean: mean train accuracy over models; min: the "
+                                              "worst model's.")
+    pareto: bool = Field(False, description="Search accuracy against definition tokens and report the front.")
+    max_drop: float = Field(0.0, ge=0, le=1, description="Largest held-out accuracy drop per model the gate allows.")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the gate (Holm-adjusted across "
+                                                       "models).")
     evidence_tokens: int = Field(12_000, ge=500, description="Token budget of the proposer's evidence.")
     proposer: str = Field("rules", description="rules (offline) or a Claude model name.")
     allow_leakage: bool = Field(False, description="Keep candidates that copy text from train prompts.")
-    storage: str | None = Field(None, description="Optuna storage URL; default the run's SQLite file.")
-    source: str | None = Field(None, description="Server source directory: also write source.patch.")
+    storage: str | None = Field(None, description="Optuna storage URL (default: the run's SQLite file).")
+    source: str | None = Field(None, description="The server's source directory: also write source.patch, the "
+                               "winner's texts rewritten where they stand in the code (for git apply).")
 
 
 def default_models(*, offline: bool, models: Sequence[str] | None) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -29,12 +29,17 @@ from optimizer.store import StoredEpisode
 class RegressConfig(EvalConfig):
     """Settings of one regress run (everything `eval` takes, plus the two sides and the verdict)."""
 
-    candidate: str = Field("original", description="Overlay file with the new definitions, or 'original'.")
-    baseline: str = Field("original", description="'original' or an overlay file.")
-    baseline_server: str | None = Field(None, description="Another server version as the baseline side.")
-    split: str = Field("heldout", description="heldout, train or all.")
-    max_drop: float | None = Field(None, ge=0, le=1, description="Largest accuracy drop per model that passes; "
-                                   "None: only significant drops fail.")
+    candidate: str = Field("original", description="Overlay with the new definitions, or 'original' (the server's "
+                           "own definitions).")
+    epochs: int = Field(1, ge=1, description="Runs per task; more than one uses a bootstrap clustered by task and "
+                        "reports pass^k.")
+    baseline: str = Field("original", description="'original' (the server's definitions) or an overlay file.")
+    baseline_server: str | None = Field(None, description="The old server version to compare against, on the "
+                                        "same tasks.")
+    split: Literal["heldout", "train", "all"] = Field("heldout", description="The tasks compared.")
+    max_drop: float | None = Field(None, ge=0, le=1, description="Also fail on any accuracy drop larger "
+                                   "than this (0.05 = 5 points), significant or not. Default: only significant "
+                                   "drops fail.")
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level (Holm-adjusted across models).")
 
 
