@@ -51,7 +51,7 @@ def run_dir(optimized: Path, tmp_path: Path) -> Path:
 
 def review(*args: str | Path) -> tuple[int, str, str]:
     """`optimizer review ARGS` in process (stdin is not a terminal here); returns (exit code, stdout, stderr)."""
-    result = CliRunner().invoke(app, ["review", *map(str, args)])
+    result = CliRunner().invoke(app, ["review", *map(str, args)], env={"COLUMNS": "200"})
     return result.exit_code, result.stdout, result.stderr
 
 

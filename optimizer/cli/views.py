@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -15,13 +15,27 @@ OFFLINE_LABEL = "OFFLINE — simulated agents (sim:*), stand-ins for real models
 PIPED_WIDTH = 140
 
 
+class CliConsole(Console):
+    """A console that decides its width each time it prints, not when it is made (the CLI's consoles are made at
+    import): the COLUMNS variable, else the terminal's width, else PIPED_WIDTH for a file or a pipe."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isdigit() and int(columns) > 0:
+            return ConsoleDimensions(int(columns), super().size.height)
+        if not self.is_terminal:
+            return ConsoleDimensions(PIPED_WIDTH, super().size.height)
+        return super().size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
 def make_console(*, stderr: bool = False) -> Console:
-    """A console for the CLI; when output goes to a file or pipe, tables get 140 columns instead of 80
-    (the COLUMNS variable still wins)."""
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(stderr=stderr, highlight=False, width=PIPED_WIDTH)
-    return console
+    """A console for the CLI on stdout or stderr (whatever they are when it prints); see `CliConsole`."""
+    return CliConsole(stderr=stderr, highlight=False)
 
 
 class EvalProgress:
