@@ -1,6 +1,6 @@
 """Connections to the MCP server under test: stdio commands or streamable-HTTP URLs.
 
-The only module (with the proxy) that imports `mcp`. A `ServerPool` keeps `instances` connections
+The only module (with `serve.py`, the proxy) that imports `mcp`. A `ServerPool` keeps `instances` connections
 open for a whole run; tool calls go to the least busy one. A connection whose server died is
 restarted and the call that was in flight raises `ServerCrashed`, which the episode runner records
 as an infrastructure fault (never as a model failure). A tool that does not answer within the

@@ -1,4 +1,4 @@
-"""`optimizer serve`: serve an overlay's tool definitions in front of an MCP server (see `optimizer.proxy`).
+"""`optimizer serve`: serve an overlay's tool definitions in front of an MCP server (see `optimizer.serve`).
 
 Exit codes: 0 stopped (the client left, or SIGINT/SIGTERM); 2 usage or operational error before serving (a bad
 overlay, named by its file; an upstream that does not start; a port in use). Nothing but the MCP protocol is

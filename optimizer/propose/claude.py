@@ -11,7 +11,7 @@ Contract of `ClaudeProposer.propose` (on top of the `Proposer` contract in base.
 - Structure only is checked here (the reply calls the tool; the input follows the schema; tools and
   parameters exist; names match `MCP_NAME`, also under the namespace scheme, and do not clash; the
   candidate changes something). Whether the TEXT is safe and free of leaks is the `Screen`'s job
-  (pipeline.py).
+  (`optimize/screening.py`).
 - When anything is invalid and fewer than k valid candidates came, ONE repair request follows: the
   same request plus the assistant turn and a user turn with an `is_error` tool_result per tool call (a
   plain text turn when there was no tool call) saying exactly what was wrong and which candidates were

@@ -3,7 +3,7 @@
 Contract:
 - `unsafe_reasons(catalog, candidate)` is pure and never raises for a malformed candidate; it returns
   one short line per problem (`<original tool> <field>: <why>`), in edit order, empty when the
-  candidate is safe. `Screen.reason` (pipeline.py) rejects a candidate with any reason, whatever
+  candidate is safe. `Screen.reason` (`optimize/screening.py`) rejects a candidate with any reason, whatever
   `--allow-leakage` says.
 - Only text the candidate EDITS is checked: a new name, a description or parameter description that
   differs from the original. Text equal to the server's own is never flagged.
