@@ -63,6 +63,18 @@ def _background(
             _stop(proc)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order and group the tests for pytest-xdist (`--dist loadgroup`, which hands out tests in this order to
+    whichever worker is free). Tests marked slow run first (in their collected order), so that the long end-to-end
+    tests start early instead of ending the run on one worker while the others wait. Tests that read the session's
+    `optimized` runs form one group, run by one worker, so that no worker waits for a run another is still making."""
+    for item in items:
+        if "optimized" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("optimized-examples"))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _no_real_api(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real model API: keys and base URLs from the developer's environment are removed

@@ -224,6 +224,7 @@ def test_batches_answer_each_pending_request() -> None:
 # --- the CLI end to end ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_eval_with_claude_models_through_the_fake(run_cli: Cli, tmp_path: Path) -> None:
     prompt = tmp_path / "deployment.md"
     prompt.write_text("You are Acme's support assistant. Be brief.\n", encoding="utf-8")
@@ -256,6 +257,7 @@ def test_a_rejected_key_stops_before_any_episode(run_cli: Cli, tmp_path: Path) -
     assert "claude-haiku-5-5" in result.stderr and "AuthenticationError" in result.stderr
 
 
+@pytest.mark.slow
 def test_eval_with_batch_sends_message_batches(run_cli: Cli, tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text("".join(f'- id: order-{i}\n  prompt: "What is the total of order #1000{i}?"\n'

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply
 
+pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 TASKS = str(ROOT / "examples/support/tasks")
@@ -90,7 +92,7 @@ def test_optimize_with_claude_models_and_proposer(run: Cli, tmp_path: Path) -> N
 def test_max_usd_stops_cleanly_and_resume_continues(run: Cli, tmp_path: Path) -> None:
     with FakeAnthropicAPI(SimPolicy("lexical")) as api:
         args = ["eval", "--server", SUPPORT, "--tasks", TASKS, "--models", "claude-haiku-5-5", "--runs-dir",
-                str(tmp_path), "--json"]
+                str(tmp_path), "--json", "--server-instances", "1"]  # one server process is enough here
         stopped = run(*args, "--run-id", "budget", "--max-usd", "0.02", api=api, cwd=tmp_path, script="optimizer")
         assert stopped.returncode == 2 and "--max-usd" in stopped.stderr and "--resume budget" in stopped.stderr
         finished = run("eval", "--resume", "budget", "--runs-dir", str(tmp_path), "--max-usd", "5", "--json",

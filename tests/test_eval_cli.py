@@ -21,10 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 SUPPORT_TASKS = ROOT / "examples/support/tasks"
 DANGER = f"{sys.executable} {ROOT / 'tests/fixtures/servers/destructive_server.py'}"
+ONE_SERVER = ("--server-instances", "1")
+"""For runs where the number of server processes is not the point (each costs about a second of CPU to start);
+tests/test_servers.py and tests/test_transports.py cover several."""
 
 Cli = Callable[..., Any]
 
 
+@pytest.mark.slow
 def test_json_report_has_the_documented_shape(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
                      "--run-id", "shape", "--json")
@@ -45,11 +49,12 @@ def test_json_report_has_the_documented_shape(run_cli: Cli, tmp_path: Path) -> N
     assert lines == report["episodes"]["run"]
 
 
+@pytest.mark.slow
 def test_examples_leave_room_to_improve(run_cli: Cli, tmp_path: Path) -> None:
     for name in ("support", "workspace"):
         server = f"{sys.executable} {ROOT / 'examples' / name / 'server.py'}"
         result = run_cli("eval", "--server", server, "--tasks", str(ROOT / "examples" / name / "tasks"),
-                         "--runs-dir", str(tmp_path), "--run-id", name, "--json")
+                         "--runs-dir", str(tmp_path), "--run-id", name, "--json", *ONE_SERVER)
         assert result.returncode == 0, result.stderr
         for model, splits in json.loads(result.stdout)["results"].items():
             passed = sum(s["passed"] for s in splits.values())
@@ -58,6 +63,7 @@ def test_examples_leave_room_to_improve(run_cli: Cli, tmp_path: Path) -> None:
             assert passed / total <= 0.75, f"{name} baseline too easy for {model}: {passed}/{total}"
 
 
+@pytest.mark.slow
 def test_same_seed_gives_byte_identical_results_in_another_process(
     run_cli: Cli, run_cli_process: Cli, tmp_path: Path
 ) -> None:
@@ -72,6 +78,7 @@ def test_same_seed_gives_byte_identical_results_in_another_process(
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_repeats_no_finished_episode(run_cli: Cli, tmp_path: Path) -> None:
     args = ["eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
             "--run-id", "killed", "--models", "sim:lexical?latency_ms=40", "--max-connections", "1"]
@@ -113,7 +120,8 @@ def test_bad_task_file_runs_nothing_and_names_file_and_line(run_cli: Cli, tmp_pa
 def test_unknown_expected_tool_is_an_error_before_anything_runs(run_cli: Cli, tmp_path: Path) -> None:
     tasks = tmp_path / "t.yaml"
     tasks.write_text('- prompt: "Where is order #10001?"\n  expect: {tools: [lookup_orders]}\n', encoding="utf-8")
-    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"))
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"),
+                     *ONE_SERVER)
     assert result.returncode == 2
     assert "lookup_orders" in result.stderr and "t.yaml:1" in result.stderr
 
@@ -122,11 +130,11 @@ def test_destructive_tools_need_explicit_permission(run_cli: Cli, tmp_path: Path
     tasks = tmp_path / "t.yaml"
     tasks.write_text('- prompt: "List the files in the folder \\"docs\\""\n  expect: {tools: [list_files]}\n',
                      encoding="utf-8")
-    refused = run_cli("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path))
+    refused = run_cli("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path), *ONE_SERVER)
     assert refused.returncode == 2
     assert "delete_file" in refused.stderr and "--allow-destructive" in refused.stderr
     allowed = run_cli("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path),
-                      "--allow-destructive", "--json")
+                      "--allow-destructive", "--json", *ONE_SERVER)
     assert allowed.returncode == 0, allowed.stderr
 
 

@@ -319,6 +319,7 @@ def test_the_fake_refuses_what_openai_refuses() -> None:
 # --- the CLI end to end ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_eval_with_an_openai_compatible_model_through_the_fake(run_cli: Cli, tmp_path: Path) -> None:
     with FakeOpenAIAPI(SimPolicy("lexical"), known_models=["gpt-test"]) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.base_url}

@@ -19,6 +19,8 @@ import pytest
 from helpers.cli import cli_command
 from helpers.run_db import count_episodes
 
+pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 Cli = Callable[..., Any]
 Optimized = Callable[[str], Path]

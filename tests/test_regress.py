@@ -46,6 +46,7 @@ def overlay(tmp_path: Path, name: str, change: dict[str, str]) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_planted_regression_fails_with_the_tasks_it_broke(regress: Cli, tmp_path: Path) -> None:
     tools = json.loads(REFERENCE.read_text(encoding="utf-8"))["tools"]
     swapped = overlay(tmp_path, "swap.json", {"track_shipment": tools["lookup_order"]["description"],
@@ -69,6 +70,7 @@ def test_a_planted_regression_fails_with_the_tasks_it_broke(regress: Cli, tmp_pa
     assert summary.read_text(encoding="utf-8") .startswith(markdown.rstrip("\n"))
 
 
+@pytest.mark.slow
 def test_same_behaviour_passes_and_a_rerun_costs_nothing(regress: Cli, run_cli: Cli, tmp_path: Path) -> None:
     tools = json.loads(REFERENCE.read_text(encoding="utf-8"))["tools"]
     reworded = overlay(tmp_path, "same.json", {"get_policy": tools["get_policy"]["description"] + " "})
@@ -93,6 +95,7 @@ def _episodes(side: str, model: str, rates: dict[str, float], epochs: int, rng: 
                           {"turns": 2, "usage": {}}) for task, p in rates.items() for e in range(epochs)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epochs", [1, 3])
 def test_false_alarm_rate_under_noise_stays_at_or_below_alpha(epochs: int) -> None:
     """Identical definitions, independent noisy outcomes on both sides: how often does the gate cry wolf?"""
@@ -109,6 +112,7 @@ def test_false_alarm_rate_under_noise_stays_at_or_below_alpha(epochs: int) -> No
     assert alarms / trials <= alpha, f"{alarms} false alarms in {trials}"
 
 
+@pytest.mark.slow
 def test_regress_with_an_openai_compatible_model_through_its_fake(regress: Cli, tmp_path: Path) -> None:
     pytest.importorskip("openai")
     from fakes.openai_api import FakeOpenAIAPI, SimPolicy

@@ -219,6 +219,7 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Catalog
     return script, write_json(root / "overlay.json", VAULT_OVERLAY), catalog, results
 
 
+@pytest.mark.slow
 def test_over_http_results_are_unchanged_identity_is_its_own_and_sigterm_closes_the_upstream(
     vault: tuple[Path, Path, Catalog, list[Any]], background: Callable[..., Any], free_port: Callable[[], int],
 ) -> None:
@@ -337,6 +338,7 @@ def test_in_front_of_the_published_time_server(tmp_path: Path) -> None:
 # --- errors before serving -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_bad_overlay_or_upstream_exits_2_before_serving(run_cli_process: Any, tmp_path: Path) -> None:
     typo = write_json(tmp_path / "typo-overlay.json", {"tools": {"get_custmer": {"description": "x"}}})
     wrong_param = write_json(tmp_path / "param-overlay.json",
