@@ -1,19 +1,25 @@
-"""Shared test fixtures: free ports, background processes that are always stopped, the CLI in a subprocess."""
+"""Shared test fixtures: free ports, background processes that are always stopped, the CLI in this process or in a
+new one."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
+import typer.testing
+from helpers.cli import CLI_ENV, cli_command
 
 
 def _free_port() -> int:
@@ -57,6 +63,18 @@ def _background(
             _stop(proc)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order and group the tests for pytest-xdist (`--dist loadgroup`, which hands out tests in this order to
+    whichever worker is free). Tests marked slow run first (in their collected order), so that the long end-to-end
+    tests start early instead of ending the run on one worker while the others wait. Tests that read the session's
+    `optimized` runs form one group, run by one worker, so that no worker waits for a run another is still making."""
+    for item in items:
+        if "optimized" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("optimized-examples"))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _no_real_api(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real model API: keys and base URLs from the developer's environment are removed
@@ -79,19 +97,92 @@ def background() -> Callable[..., contextlib.AbstractContextManager[subprocess.P
     return _background
 
 
-CliRunner = Callable[..., "subprocess.CompletedProcess[str]"]
+RunCli = Callable[..., "subprocess.CompletedProcess[str]"]
+REPO = Path(__file__).resolve().parent.parent
+
+os.environ.update(CLI_ENV)  # before any test module imports the CLI, whose consoles read them when they are made
+
+
+def _invoke(args: Sequence[str | Path], *, cwd: Path, env: Mapping[str, str | None] | None = None,
+            script: str = "optimizer") -> subprocess.CompletedProcess[str]:
+    """`optimizer ARGS...` (or `optimize ARGS...`) through typer's CliRunner in this process; see run_cli."""
+    from optimizer.cli import app, optimize_app
+
+    argv = [str(a) for a in args]
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = typer.testing.CliRunner().invoke(app if script == "optimizer" else optimize_app, argv,
+                                                  env={**CLI_ENV, **(env or {})})
+    finally:
+        os.chdir(before)
+    stderr = result.stderr
+    if result.exc_info is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess([script, *argv], result.exit_code, result.stdout, stderr)
 
 
 @pytest.fixture
-def run_cli(tmp_path: Path) -> CliRunner:
-    """Run `optimizer ARGS...` (the installed console script when there is one) in a subprocess whose working
-    directory is tmp_path; returns the CompletedProcess with text stdout/stderr."""
-    script = Path(sys.executable).with_name("optimizer")
-    prefix = [str(script)] if script.exists() else [sys.executable, "-c", "from optimizer.cli import main; main()"]
+def run_cli(tmp_path: Path) -> RunCli:
+    """Run `optimizer ARGS...` (or, with script="optimize", the `optimize` console script's app) in this process
+    with typer's CliRunner, in the working directory cwd (default tmp_path), with `env` laid over the environment
+    for the call and an empty, non-terminal stdin. Returns a CompletedProcess with the exit code and text
+    stdout/stderr kept apart; an uncaught exception exits 1 with its traceback on stderr, as a process would."""
 
-    def run(*args: str | Path, timeout: float = 180, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
-        proc = subprocess.Popen([*prefix, *map(str, args)], cwd=cwd or tmp_path, env=env, stdin=subprocess.DEVNULL,
+    def run(*args: str | Path, cwd: Path | None = None, env: Mapping[str, str | None] | None = None,
+            script: str = "optimizer") -> subprocess.CompletedProcess[str]:
+        return _invoke(args, cwd=cwd or tmp_path, env=env, script=script)
+
+    return run
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (made if missing): one pytest-xdist worker at a time."""
+    with open(path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def optimized(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """`optimized("support")`: the run directory of one finished offline `optimize` of a bundled example (run id =
+    the example's name), made once per test session and shared by the pytest-xdist workers. Read it only; copy it
+    (shutil.copytree into tmp_path) to change or resume it."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the session's own directory, above each worker's
+    runs = shared / "optimized-examples"
+    runs.mkdir(exist_ok=True)
+
+    def get(example: str) -> Path:
+        run_dir = runs / example
+        with _locked(runs / f"{example}.lock"):
+            if not (run_dir / "summary.json").exists():
+                shutil.rmtree(run_dir, ignore_errors=True)  # a run another worker left half done
+                result = _invoke(["--server", f"{sys.executable} {REPO / 'examples' / example / 'server.py'}",
+                                  "--tasks", REPO / "examples" / example / "tasks", "--offline", "--runs-dir", runs,
+                                  "--run-id", example, "--json"], cwd=shared, script="optimize")
+                assert result.returncode == 0, result.stderr[-3000:]
+        return run_dir
+
+    return get
+
+
+@pytest.fixture
+def run_cli_process(tmp_path: Path) -> RunCli:
+    """Run `optimizer ARGS...` (or `optimize ARGS...` with script="optimize"; the installed console script when
+    there is one) in a fresh process, for tests where the process boundary is the point. Working directory cwd
+    (default tmp_path), `env` laid over this process's environment, stdin /dev/null; fails the test after
+    `timeout` seconds. Returns the CompletedProcess with text stdout/stderr."""
+
+    def run(*args: str | Path, cwd: Path | None = None, env: Mapping[str, str] | None = None,
+            script: str = "optimizer", timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.Popen([*cli_command(script), *map(str, args)], cwd=cwd or tmp_path,
+                                env={**os.environ, **CLI_ENV, **(env or {})}, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
                                 start_new_session=True)
         try:
@@ -99,7 +190,8 @@ def run_cli(tmp_path: Path) -> CliRunner:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            pytest.fail(f"optimizer {' '.join(map(str, args))} did not finish within {timeout:g} s:\n{err[-3000:]}")
+            pytest.fail(f"{script} {' '.join(map(str, args))} did not finish within {timeout:g} s:\n{err[-3000:]}")
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     return run
+

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, SimPolicy, text_reply, tool_use_reply
@@ -23,6 +23,7 @@ from optimizer.models.limits import RateGate
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 KEY = "sk-ant-test-0123456789abcdef"
+Cli = Callable[..., Any]
 TOOLS = (
     ToolDef("lookup_order", "Look up an order by its number, like #12345: items, total, status.",
             {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}),
@@ -223,21 +224,16 @@ def test_batches_answer_each_pending_request() -> None:
 # --- the CLI end to end ---------------------------------------------------------------------------------
 
 
-def optimizer(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-c", "from optimizer.cli import main; main()", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1", **env})
-
-
-def test_eval_with_claude_models_through_the_fake(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_eval_with_claude_models_through_the_fake(run_cli: Cli, tmp_path: Path) -> None:
     prompt = tmp_path / "deployment.md"
     prompt.write_text("You are Acme's support assistant. Be brief.\n", encoding="utf-8")
     with FakeAnthropicAPI(SimPolicy("lexical")) as api:
         env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}
-        result = optimizer("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
-                           "--models", "claude-haiku-5-5,claude-sonnet-5-5", "--max-connections", "8",
-                           "--system-prompt", str(prompt), "--runs-dir", str(tmp_path), "--run-id", "claude",
-                           "--json", env=env, cwd=tmp_path)
+        result = run_cli("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
+                         "--models", "claude-haiku-5-5,claude-sonnet-5-5", "--max-connections", "8",
+                         "--system-prompt", str(prompt), "--runs-dir", str(tmp_path), "--run-id", "claude",
+                         "--json", env=env, cwd=tmp_path)
         assert result.returncode == 0, result.stderr[-3000:]
         report = json.loads(result.stdout)
         systems = {r["body"]["system"][0]["text"] for r in api.requests if r["path"] == "/v1/messages"}
@@ -251,24 +247,25 @@ def test_eval_with_claude_models_through_the_fake(tmp_path: Path) -> None:
     assert leaked == []
 
 
-def test_a_rejected_key_stops_before_any_episode(tmp_path: Path) -> None:
+def test_a_rejected_key_stops_before_any_episode(run_cli: Cli, tmp_path: Path) -> None:
     with FakeAnthropicAPI(SimPolicy("lexical"), rejected_keys=[KEY]) as api:
-        result = optimizer("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
-                           "--models", "claude-haiku-5-5", "--runs-dir", str(tmp_path),
-                           env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}, cwd=tmp_path)
+        result = run_cli("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
+                         "--models", "claude-haiku-5-5", "--runs-dir", str(tmp_path),
+                         env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}, cwd=tmp_path)
         assert api.calls.get("/v1/messages", 0) == 0
     assert result.returncode == 2
     assert "claude-haiku-5-5" in result.stderr and "AuthenticationError" in result.stderr
 
 
-def test_eval_with_batch_sends_message_batches(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_eval_with_batch_sends_message_batches(run_cli: Cli, tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text("".join(f'- id: order-{i}\n  prompt: "What is the total of order #1000{i}?"\n'
                              f'  expect: {{tools: [lookup_order]}}\n' for i in range(1, 5)), encoding="utf-8")
     with FakeAnthropicAPI(SimPolicy("lexical")) as api:
-        result = optimizer("eval", "--server", SUPPORT, "--tasks", str(tasks), "--models", "claude-haiku-5-5",
-                           "--batch", "--max-connections", "8", "--runs-dir", str(tmp_path), "--run-id", "batch",
-                           "--json", env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}, cwd=tmp_path)
+        result = run_cli("eval", "--server", SUPPORT, "--tasks", str(tasks), "--models", "claude-haiku-5-5",
+                         "--batch", "--max-connections", "8", "--runs-dir", str(tmp_path), "--run-id", "batch",
+                         "--json", env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}, cwd=tmp_path)
         calls = dict(api.calls)
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout)

@@ -4,19 +4,22 @@ fake Messages API: the proposer's candidates reach winning.patch, costs are coun
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply
+
+pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 TASKS = str(ROOT / "examples/support/tasks")
 KEY = "sk-ant-test-fedcba9876543210"
+Cli = Callable[..., Any]
 REFERENCE = json.loads((ROOT / "examples/support/reference-overlay.json").read_text(encoding="utf-8"))
 
 
@@ -49,15 +52,19 @@ class Router:
         return self.agent(request)
 
 
-def run(*args: str, api: FakeAnthropicAPI, cwd: Path, script: str = "optimize") -> subprocess.CompletedProcess[str]:
-    entry = "optimize_main" if script == "optimize" else "main"
-    cmd = [sys.executable, "-c", f"from optimizer.cli import {entry}; {entry}()", *args]
-    env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url, "COLUMNS": "120",
-           "NO_COLOR": "1"}
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+@pytest.fixture
+def run(run_cli: Callable[..., Any]) -> Callable[..., Any]:
+    """`run(ARGS..., api=FAKE, cwd=DIR)`: `optimize ARGS` (or `optimizer ARGS` with script="optimizer") in this
+    process, with the key and base URL of the fake Messages API."""
+
+    def run(*args: str, api: FakeAnthropicAPI, cwd: Path, script: str = "optimize") -> Any:
+        return run_cli(*args, cwd=cwd, script=script,
+                       env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url})
+
+    return run
 
 
-def test_optimize_with_claude_models_and_proposer(tmp_path: Path) -> None:
+def test_optimize_with_claude_models_and_proposer(run: Cli, tmp_path: Path) -> None:
     router = Router()
     with FakeAnthropicAPI(router) as api:
         result = run("--server", SUPPORT, "--tasks", TASKS, "--rounds", "1", "--trials", "4", "--max-connections",
@@ -82,10 +89,10 @@ def test_optimize_with_claude_models_and_proposer(tmp_path: Path) -> None:
     assert "proposer's rationale" in report and "OFFLINE" not in report
 
 
-def test_max_usd_stops_cleanly_and_resume_continues(tmp_path: Path) -> None:
+def test_max_usd_stops_cleanly_and_resume_continues(run: Cli, tmp_path: Path) -> None:
     with FakeAnthropicAPI(SimPolicy("lexical")) as api:
         args = ["eval", "--server", SUPPORT, "--tasks", TASKS, "--models", "claude-haiku-5-5", "--runs-dir",
-                str(tmp_path), "--json"]
+                str(tmp_path), "--json", "--server-instances", "1"]  # one server process is enough here
         stopped = run(*args, "--run-id", "budget", "--max-usd", "0.02", api=api, cwd=tmp_path, script="optimizer")
         assert stopped.returncode == 2 and "--max-usd" in stopped.stderr and "--resume budget" in stopped.stderr
         finished = run("eval", "--resume", "budget", "--runs-dir", str(tmp_path), "--max-usd", "5", "--json",

@@ -1,5 +1,5 @@
-"""`optimizer eval` end to end in fresh processes: JSON shape, determinism, resume after a kill,
-bad task files, destructive tools."""
+"""`optimizer eval` end to end: JSON shape, determinism across processes, resume after a kill, bad task files,
+destructive tools."""
 
 from __future__ import annotations
 
@@ -9,26 +9,29 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers.cli import cli_command
 from helpers.run_db import count_episodes
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 SUPPORT_TASKS = ROOT / "examples/support/tasks"
 DANGER = f"{sys.executable} {ROOT / 'tests/fixtures/servers/destructive_server.py'}"
+ONE_SERVER = ("--server-instances", "1")
+"""For runs where the number of server processes is not the point (each costs about a second of CPU to start);
+tests/test_servers.py and tests/test_transports.py cover several."""
+
+Cli = Callable[..., Any]
 
 
-def optimizer(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-c", "from optimizer.cli import main; main()", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1"})
-
-
-def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
-    result = optimizer("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
-                       "--run-id", "shape", "--json")
+@pytest.mark.slow
+def test_json_report_has_the_documented_shape(run_cli: Cli, tmp_path: Path) -> None:
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
+                     "--run-id", "shape", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert {"run_id", "models", "results", "confusion", "episodes"} <= set(report)
@@ -46,11 +49,12 @@ def test_json_report_has_the_documented_shape(tmp_path: Path) -> None:
     assert lines == report["episodes"]["run"]
 
 
-def test_examples_leave_room_to_improve(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_examples_leave_room_to_improve(run_cli: Cli, tmp_path: Path) -> None:
     for name in ("support", "workspace"):
         server = f"{sys.executable} {ROOT / 'examples' / name / 'server.py'}"
-        result = optimizer("eval", "--server", server, "--tasks", str(ROOT / "examples" / name / "tasks"),
-                           "--runs-dir", str(tmp_path), "--run-id", name, "--json")
+        result = run_cli("eval", "--server", server, "--tasks", str(ROOT / "examples" / name / "tasks"),
+                         "--runs-dir", str(tmp_path), "--run-id", name, "--json", *ONE_SERVER)
         assert result.returncode == 0, result.stderr
         for model, splits in json.loads(result.stdout)["results"].items():
             passed = sum(s["passed"] for s in splits.values())
@@ -59,23 +63,26 @@ def test_examples_leave_room_to_improve(tmp_path: Path) -> None:
             assert passed / total <= 0.75, f"{name} baseline too easy for {model}: {passed}/{total}"
 
 
-def test_same_seed_gives_byte_identical_results_in_fresh_processes(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_same_seed_gives_byte_identical_results_in_another_process(
+    run_cli: Cli, run_cli_process: Cli, tmp_path: Path
+) -> None:
     outputs = []
-    for run in ("one", "two"):
-        result = optimizer("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
-                           "--run-id", run, "--seed", "7", "--epochs", "2",
-                           "--models", "sim:lexical?noise=0.3,sim:skim?noise=0.3", "--json")
+    for run, cli in (("one", run_cli), ("two", run_cli_process)):
+        result = cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
+                     "--run-id", run, "--seed", "7", "--epochs", "2",
+                     "--models", "sim:lexical?noise=0.3,sim:skim?noise=0.3", "--json")
         assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)
         outputs.append(json.dumps({k: report[k] for k in ("results", "confusion", "episodes")}, sort_keys=True))
     assert outputs[0] == outputs[1]
 
 
-def test_resume_after_a_kill_repeats_no_finished_episode(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_resume_after_a_kill_repeats_no_finished_episode(run_cli: Cli, tmp_path: Path) -> None:
     args = ["eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
             "--run-id", "killed", "--models", "sim:lexical?latency_ms=40", "--max-connections", "1"]
-    cmd = [sys.executable, "-c", "from optimizer.cli import main; main()", *args]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen([*cli_command(), *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     db = tmp_path / "killed" / "run.db"
     try:
@@ -87,54 +94,57 @@ def test_resume_after_a_kill_repeats_no_finished_episode(tmp_path: Path) -> None
         proc.wait()
     done_before = count_episodes(db)
     assert done_before >= 8
-    result = optimizer("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json")
+    result = run_cli("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     total = sum(r["n"] for m in report["results"].values() for r in m.values())
     assert report["episodes"]["cached"] == done_before
     assert report["episodes"]["run"] == total - done_before
     assert count_episodes(db) == total
-    again = json.loads(optimizer("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json").stdout)
+    again = json.loads(run_cli("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json").stdout)
     assert again["episodes"] == {"run": 0, "cached": total, "infra_errors": 0}
 
 
 
-def test_bad_task_file_runs_nothing_and_names_file_and_line(tmp_path: Path) -> None:
+def test_bad_task_file_runs_nothing_and_names_file_and_line(run_cli: Cli, tmp_path: Path) -> None:
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     (tasks / "a.yaml").write_text('- id: one\n  prompt: "Where is order #10001?"\n  expect:\n'
                                   '    tools: [lookup_order]\n- id: two\n  promt: "typo"\n', encoding="utf-8")
-    result = optimizer("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"))
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"))
     assert result.returncode == 2
     assert "a.yaml:5" in result.stderr or "a.yaml:6" in result.stderr
     assert not list((tmp_path / "runs").glob("*/transcripts/*.jsonl"))
 
 
-def test_unknown_expected_tool_is_an_error_before_anything_runs(tmp_path: Path) -> None:
+def test_unknown_expected_tool_is_an_error_before_anything_runs(run_cli: Cli, tmp_path: Path) -> None:
     tasks = tmp_path / "t.yaml"
     tasks.write_text('- prompt: "Where is order #10001?"\n  expect: {tools: [lookup_orders]}\n', encoding="utf-8")
-    result = optimizer("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"))
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(tasks), "--runs-dir", str(tmp_path / "runs"),
+                     *ONE_SERVER)
     assert result.returncode == 2
     assert "lookup_orders" in result.stderr and "t.yaml:1" in result.stderr
 
 
-def test_destructive_tools_need_explicit_permission(tmp_path: Path) -> None:
+def test_destructive_tools_need_explicit_permission(run_cli: Cli, tmp_path: Path) -> None:
     tasks = tmp_path / "t.yaml"
     tasks.write_text('- prompt: "List the files in the folder \\"docs\\""\n  expect: {tools: [list_files]}\n',
                      encoding="utf-8")
-    refused = optimizer("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path))
+    refused = run_cli("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path), *ONE_SERVER)
     assert refused.returncode == 2
     assert "delete_file" in refused.stderr and "--allow-destructive" in refused.stderr
-    allowed = optimizer("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path),
-                        "--allow-destructive", "--json")
+    allowed = run_cli("eval", "--server", DANGER, "--tasks", str(tasks), "--runs-dir", str(tmp_path),
+                      "--allow-destructive", "--json", *ONE_SERVER)
     assert allowed.returncode == 0, allowed.stderr
 
 
-def test_api_keys_never_reach_the_run_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_keys_never_reach_the_run_directory(
+    run_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "sk-ant-test-0123456789abcdefghij"
     monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
-    result = optimizer("eval", "--server", f"{SUPPORT} --api-key {secret}", "--tasks", str(SUPPORT_TASKS),
-                       "--runs-dir", str(tmp_path), "--run-id", "keys", "--json")
+    result = run_cli("eval", "--server", f"{SUPPORT} --api-key {secret}", "--tasks", str(SUPPORT_TASKS),
+                     "--runs-dir", str(tmp_path), "--run-id", "keys", "--json")
     assert result.returncode == 2  # the example server rejects the unknown flag and exits at once
     assert secret not in result.stderr and "***" in result.stderr
     for path in (tmp_path / "keys").rglob("*"):

@@ -10,15 +10,12 @@ import json
 import re
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
-from optimizer.cli.lint import lint_command
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.lint import PENALTY, RULES, LintReport, findings_as_evidence, lint, lint_tools, new_errors, to_sarif
 from optimizer.lint.schema import iter_params
@@ -33,6 +30,7 @@ WORKSPACE = REPO / "examples" / "workspace" / "server.py"
 TIME_SERVER = Path(sys.executable).with_name("mcp-server-time")
 EVERYTHING = REPO / ".ci" / "cache" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
 NODE = shutil.which("node")
+Cli = Callable[..., Any]
 
 READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 WRITE = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
@@ -374,22 +372,15 @@ def test_everything_server_lints() -> None:
 # The command
 # --------------------------------------------------------------------------------------------------
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-app.command("lint")(lint_command)
+@pytest.fixture
+def lint_cli(run_cli: Callable[..., Any]) -> Callable[..., Any]:
+    """`lint_cli(ARGS...)`: `optimizer lint ARGS` in this process (conftest's run_cli)."""
+    return lambda *args: run_cli("lint", *args)
 
 
-@app.command("version")
-def _version() -> None:
-    """A second command, so that `lint` is a subcommand as in the real app."""
-
-
-def run(*args: str | Path) -> Any:
-    return CliRunner().invoke(app, ["lint", *map(str, args)], env={"NO_COLOR": "1", "COLUMNS": "200"})
-
-
-def test_cli_json_from_definitions_directory() -> None:
-    result = run("--definitions", FIXTURES / "good", "--json")
-    assert result.exit_code == 0, result.output
+def test_cli_json_from_definitions_directory(lint_cli: Cli) -> None:
+    result = lint_cli("--definitions", FIXTURES / "good", "--json")
+    assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert set(data) == {"score", "tools", "server_findings", "tokens"}
     assert data["score"] >= 90
@@ -398,9 +389,9 @@ def test_cli_json_from_definitions_directory() -> None:
     assert data["tokens"] == sum(t["tokens"] for t in data["tools"].values())
 
 
-def test_cli_table_lists_worst_tools_first() -> None:
-    result = run("--definitions", FIXTURES / "thin")
-    assert result.exit_code == 0, result.output
+def test_cli_table_lists_worst_tools_first(lint_cli: Cli) -> None:
+    result = lint_cli("--definitions", FIXTURES / "thin")
+    assert result.returncode == 0, result.stderr
     text = result.stdout
     assert "server score" in text and "tokens" in text
     positions = [text.index(name) for name in ("check_refund", "track_shipment", "lookup_order")]
@@ -408,45 +399,45 @@ def test_cli_table_lists_worst_tools_first() -> None:
     assert "size-thin" in text and "overlap" in text
 
 
-def test_cli_fail_under_exit_codes(tmp_path: Path) -> None:
-    assert run("--definitions", FIXTURES / "good", "--fail-under", "90").exit_code == 0
-    failed = run("--definitions", FIXTURES / "thin", "--fail-under", "60")
-    assert failed.exit_code == 1 and "under --fail-under" in failed.stderr
-    assert run("--definitions", FIXTURES / "thin", "--fail-under", "10").exit_code == 0
-    missing = run("--definitions", tmp_path / "nowhere")
-    assert missing.exit_code == 2 and "not a directory" in missing.stderr
+def test_cli_fail_under_exit_codes(tmp_path: Path, lint_cli: Cli) -> None:
+    assert lint_cli("--definitions", FIXTURES / "good", "--fail-under", "90").returncode == 0
+    failed = lint_cli("--definitions", FIXTURES / "thin", "--fail-under", "60")
+    assert failed.returncode == 1 and "under --fail-under" in failed.stderr
+    assert lint_cli("--definitions", FIXTURES / "thin", "--fail-under", "10").returncode == 0
+    missing = lint_cli("--definitions", tmp_path / "nowhere")
+    assert missing.returncode == 2 and "not a directory" in missing.stderr
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "x.json").write_text("{not json", encoding="utf-8")
-    assert run("--definitions", bad).exit_code == 2
-    assert run("--definitions", FIXTURES / "good", "--server", "python x.py").exit_code == 2
-    assert run().exit_code == 2
-    header = run("--server", "http://127.0.0.1:9/mcp", "--header", "no colon")
-    assert header.exit_code == 2 and "Name: value" in header.stderr
+    assert lint_cli("--definitions", bad).returncode == 2
+    assert lint_cli("--definitions", FIXTURES / "good", "--server", "python x.py").returncode == 2
+    assert lint_cli().returncode == 2
+    header = lint_cli("--server", "http://127.0.0.1:9/mcp", "--header", "no colon")
+    assert header.returncode == 2 and "Name: value" in header.stderr
 
 
-def test_cli_table_shows_server_findings() -> None:
-    result = run("--definitions", FIXTURES / "good", "--max-tools", "2")
-    assert result.exit_code == 0, result.output
+def test_cli_table_shows_server_findings(lint_cli: Cli) -> None:
+    result = lint_cli("--definitions", FIXTURES / "good", "--max-tools", "2")
+    assert result.returncode == 0, result.stderr
     assert "server findings" in result.stdout and "overload" in result.stdout
     assert "server score 92/100" in result.stdout
 
 
-def test_cli_server_errors_exit_2(tmp_path: Path) -> None:
-    dead = run("--server", f"{sys.executable} {REPO / 'tests' / 'servers' / 'exits_at_once.py'}")
-    assert dead.exit_code == 2 and "error:" in dead.stderr and "Could not connect" in dead.stderr
+def test_cli_server_errors_exit_2(tmp_path: Path, lint_cli: Cli) -> None:
+    dead = lint_cli("--server", f"{sys.executable} {REPO / 'tests' / 'servers' / 'exits_at_once.py'}")
+    assert dead.returncode == 2 and "error:" in dead.stderr and "Could not connect" in dead.stderr
     overlay = tmp_path / "overlay.json"
     overlay.write_text(json.dumps({"tools": {"no_such_tool": {"description": "x"}}}), encoding="utf-8")
-    bad_overlay = run("--server", f"{sys.executable} {SUPPORT}", "--overlay", overlay)
-    assert bad_overlay.exit_code == 2 and "no_such_tool" in bad_overlay.stderr
+    bad_overlay = lint_cli("--server", f"{sys.executable} {SUPPORT}", "--overlay", overlay)
+    assert bad_overlay.returncode == 2 and "no_such_tool" in bad_overlay.stderr
 
 
-def test_cli_server_with_overlay_and_fail_under() -> None:
+def test_cli_server_with_overlay_and_fail_under(lint_cli: Cli) -> None:
     args = ("--server", f"{sys.executable} {SUPPORT}", "--json", "--fail-under", "60")
-    thin = run(*args)
-    assert thin.exit_code == 1, thin.output
-    rewritten = run(*args, "--overlay", REPO / "examples" / "support" / "reference-overlay.json")
-    assert rewritten.exit_code == 0, rewritten.output
+    thin = lint_cli(*args)
+    assert thin.returncode == 1, thin.stderr
+    rewritten = lint_cli(*args, "--overlay", REPO / "examples" / "support" / "reference-overlay.json")
+    assert rewritten.returncode == 0, rewritten.stderr
     assert json.loads(rewritten.stdout)["score"] >= json.loads(thin.stdout)["score"] + 15
 
 
@@ -481,10 +472,10 @@ def sarif_structure(log: dict[str, Any], *, physical: bool = False) -> None:
             assert re.search(rf"{re.escape(logical['name'])}\.json$", uri)
 
 
-def test_cli_sarif_from_definitions(tmp_path: Path) -> None:
+def test_cli_sarif_from_definitions(tmp_path: Path, lint_cli: Cli) -> None:
     out = tmp_path / "lint.sarif"
-    result = run("--definitions", FIXTURES / "thin", "--sarif", out)
-    assert result.exit_code == 0, result.output
+    result = lint_cli("--definitions", FIXTURES / "thin", "--sarif", out)
+    assert result.returncode == 0, result.stderr
     log = json.loads(out.read_text(encoding="utf-8"))
     sarif_structure(log, physical=True)
     levels = {r["level"] for r in log["runs"][0]["results"]}
@@ -507,8 +498,8 @@ def test_sarif_maps_info_to_note_and_server_findings_to_the_server() -> None:
         "name": "test", "fullyQualifiedName": "test.tools", "kind": "module"}
 
 
-def test_cli_sarif_unwritable_exits_2(tmp_path: Path) -> None:
+def test_cli_sarif_unwritable_exits_2(tmp_path: Path, lint_cli: Cli) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
-    result = run("--definitions", FIXTURES / "good", "--sarif", blocker / "sub" / "x.sarif")
-    assert result.exit_code == 2 and "cannot write" in result.stderr
+    result = lint_cli("--definitions", FIXTURES / "good", "--sarif", blocker / "sub" / "x.sarif")
+    assert result.returncode == 2 and "cannot write" in result.stderr

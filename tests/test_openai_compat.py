@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,6 +24,7 @@ from optimizer.models.openai_compat import OpenAIAgent, OpenAIClient  # noqa: E4
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 KEY = "sk-openai-test-0123456789abcdef"
+Cli = Callable[..., Any]
 TOOLS = (
     ToolDef("lookup_order", "Look up an order by its number, like #12345: items, total, status.",
             {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}),
@@ -320,18 +319,13 @@ def test_the_fake_refuses_what_openai_refuses() -> None:
 # --- the CLI end to end ---------------------------------------------------------------------------------
 
 
-def optimizer(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-c", "from optimizer.cli import main; main()", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "120", "NO_COLOR": "1", **env})
-
-
-def test_eval_with_an_openai_compatible_model_through_the_fake(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_eval_with_an_openai_compatible_model_through_the_fake(run_cli: Cli, tmp_path: Path) -> None:
     with FakeOpenAIAPI(SimPolicy("lexical"), known_models=["gpt-test"]) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.base_url}
-        result = optimizer("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
-                           "--models", "openai:gpt-test", "--max-connections", "8", "--runs-dir", str(tmp_path),
-                           "--run-id", "openai", "--json", env=env, cwd=tmp_path)
+        result = run_cli("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
+                         "--models", "openai:gpt-test", "--max-connections", "8", "--runs-dir", str(tmp_path),
+                         "--run-id", "openai", "--json", env=env, cwd=tmp_path)
         assert result.returncode == 0, result.stderr[-3000:]
         assert api.policy_errors == []
     report = json.loads(result.stdout)
@@ -344,11 +338,11 @@ def test_eval_with_an_openai_compatible_model_through_the_fake(tmp_path: Path) -
     assert leaked == [] and KEY not in result.stdout + result.stderr
 
 
-def test_eval_with_a_rejected_key_stops_before_any_episode(tmp_path: Path) -> None:
+def test_eval_with_a_rejected_key_stops_before_any_episode(run_cli: Cli, tmp_path: Path) -> None:
     with FakeOpenAIAPI(SimPolicy("lexical"), rejected_keys=[KEY]) as api:
-        result = optimizer("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
-                           "--models", "openai:gpt-test", "--runs-dir", str(tmp_path),
-                           env={"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.base_url}, cwd=tmp_path)
+        result = run_cli("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
+                         "--models", "openai:gpt-test", "--runs-dir", str(tmp_path),
+                         env={"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.base_url}, cwd=tmp_path)
         assert api.calls["/v1/chat/completions"] == 1  # the access check only
     assert result.returncode == 2
     assert "openai:gpt-test" in result.stderr and "AuthenticationError" in result.stderr and KEY not in result.stderr

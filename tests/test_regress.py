@@ -4,12 +4,13 @@ of its statistics under pure noise."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,13 +21,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 TASKS = str(ROOT / "examples/support/tasks")
 REFERENCE = ROOT / "examples/support/reference-overlay.json"
+Cli = Callable[..., Any]
 
 
-def regress(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-c", "from optimizer.cli import main; main()", "regress", "--server", SUPPORT,
-           "--tasks", TASKS, "--runs-dir", str(cwd / "runs"), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "160", "NO_COLOR": "1", **(env or {})})
+@pytest.fixture
+def regress(run_cli: Callable[..., Any]) -> Callable[..., Any]:
+    """`regress(ARGS..., cwd=DIR, env=...)`: `optimizer regress` on the support example with runs under DIR/runs,
+    in this process (conftest's run_cli)."""
+
+    def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return run_cli("regress", "--server", SUPPORT, "--tasks", TASKS, "--runs-dir", str(cwd / "runs"), *args,
+                       cwd=cwd, env=env)
+
+    return run
 
 
 def overlay(tmp_path: Path, name: str, change: dict[str, str]) -> Path:
@@ -39,7 +46,8 @@ def overlay(tmp_path: Path, name: str, change: dict[str, str]) -> Path:
     return path
 
 
-def test_a_planted_regression_fails_with_the_tasks_it_broke(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_planted_regression_fails_with_the_tasks_it_broke(regress: Cli, tmp_path: Path) -> None:
     tools = json.loads(REFERENCE.read_text(encoding="utf-8"))["tools"]
     swapped = overlay(tmp_path, "swap.json", {"track_shipment": tools["lookup_order"]["description"],
                                               "lookup_order": tools["track_shipment"]["description"]})
@@ -62,7 +70,8 @@ def test_a_planted_regression_fails_with_the_tasks_it_broke(tmp_path: Path) -> N
     assert summary.read_text(encoding="utf-8") .startswith(markdown.rstrip("\n"))
 
 
-def test_same_behaviour_passes_and_a_rerun_costs_nothing(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_same_behaviour_passes_and_a_rerun_costs_nothing(regress: Cli, run_cli: Cli, tmp_path: Path) -> None:
     tools = json.loads(REFERENCE.read_text(encoding="utf-8"))["tools"]
     reworded = overlay(tmp_path, "same.json", {"get_policy": tools["get_policy"]["description"] + " "})
     args = ["--models", "sim:lexical?noise=0.2", "--baseline", str(REFERENCE), "--candidate", str(reworded),
@@ -71,13 +80,11 @@ def test_same_behaviour_passes_and_a_rerun_costs_nothing(tmp_path: Path) -> None
     assert first.returncode == 0, first.stderr[-2000:]
     row = json.loads(first.stdout)["results"]["sim:lexical?noise=0.2"]
     assert row["method"] == "bootstrap" and set(row["pass_k"]) == {"before", "after"} and row["steps"]["after"] > 0
-    again = subprocess.run([sys.executable, "-c", "from optimizer.cli import main; main()", "regress", "--resume",
-                            "same", "--runs-dir", str(tmp_path / "runs"), "--json"], capture_output=True, text=True,
-                           timeout=300, cwd=tmp_path)
+    again = run_cli("regress", "--resume", "same", "--runs-dir", str(tmp_path / "runs"), "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["episodes"]["run"] == 0
 
 
-def test_bad_output_name_and_missing_options_exit_2(tmp_path: Path) -> None:
+def test_bad_output_name_and_missing_options_exit_2(regress: Cli, tmp_path: Path) -> None:
     assert regress("--models", "sim:lexical", "-o", "verdict.txt", cwd=tmp_path).returncode == 2
     missing = regress(cwd=tmp_path)
     assert missing.returncode == 2 and "--models" in missing.stderr
@@ -88,6 +95,7 @@ def _episodes(side: str, model: str, rates: dict[str, float], epochs: int, rng: 
                           {"turns": 2, "usage": {}}) for task, p in rates.items() for e in range(epochs)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epochs", [1, 3])
 def test_false_alarm_rate_under_noise_stays_at_or_below_alpha(epochs: int) -> None:
     """Identical definitions, independent noisy outcomes on both sides: how often does the gate cry wolf?"""
@@ -104,7 +112,8 @@ def test_false_alarm_rate_under_noise_stays_at_or_below_alpha(epochs: int) -> No
     assert alarms / trials <= alpha, f"{alarms} false alarms in {trials}"
 
 
-def test_regress_with_an_openai_compatible_model_through_its_fake(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_regress_with_an_openai_compatible_model_through_its_fake(regress: Cli, tmp_path: Path) -> None:
     pytest.importorskip("openai")
     from fakes.openai_api import FakeOpenAIAPI, SimPolicy
 

@@ -10,56 +10,49 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
-from optimizer.cli import app
 from optimizer.cli.review import render_change
 from optimizer.definitions import Candidate, Catalog, ToolDef
 from optimizer.patch import definitions_diff, load_overlay, save_overlay
 from optimizer.review import BREAKING, load_review
 
 ROOT = Path(__file__).resolve().parent.parent
+Review = Callable[..., tuple[int, str, str]]
 PROMPT = re.compile(r"([A-Za-z0-9_.-]+): \[a\]ccept, \[r\]eject, \[e\]dit description, \[s\]kip\? ")
 
 
-@pytest.fixture(scope="module")
-def optimized(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One offline optimize run of the support example, shared by the module (copied per test by `run_dir`)."""
-    runs = tmp_path_factory.mktemp("review-runs")
-    cmd = [sys.executable, "-c", "from optimizer.cli import optimize_main; optimize_main()",
-           "--server", f"{sys.executable} {ROOT / 'examples' / 'support' / 'server.py'}",
-           "--tasks", str(ROOT / "examples" / "support" / "tasks"), "--offline",
-           "--runs-dir", str(runs), "--run-id", "demo", "--json"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL,
-                            env={**os.environ, "NO_COLOR": "1"})
-    assert result.returncode in (0, 1), result.stderr[-3000:]
-    return runs / "demo"
+@pytest.fixture
+def run_dir(optimized: Callable[[str], Path], tmp_path: Path) -> Path:
+    """A private copy of the session's offline optimize run of the support example, so files a test writes (or
+    hand edits) never leak into another test."""
+    return Path(shutil.copytree(optimized("support"), tmp_path / "support"))
 
 
 @pytest.fixture
-def run_dir(optimized: Path, tmp_path: Path) -> Path:
-    """A private copy of the run, so files a test writes (or hand edits) never leak into another test."""
-    return Path(shutil.copytree(optimized, tmp_path / "demo"))
+def review(run_cli: Callable[..., Any]) -> Callable[..., tuple[int, str, str]]:
+    """`review(ARGS...)`: `optimizer review ARGS` in process (stdin is not a terminal here); returns (exit code,
+    stdout, stderr)."""
 
+    def run(*args: str | Path) -> tuple[int, str, str]:
+        result = run_cli("review", *args)
+        return result.returncode, result.stdout, result.stderr
 
-def review(*args: str | Path) -> tuple[int, str, str]:
-    """`optimizer review ARGS` in process (stdin is not a terminal here); returns (exit code, stdout, stderr)."""
-    result = CliRunner().invoke(app, ["review", *map(str, args)], env={"COLUMNS": "200"})
-    return result.exit_code, result.stdout, result.stderr
+    return run
 
 
 def read_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_accept_all_reproduces_the_winner(run_dir: Path) -> None:
+def test_accept_all_reproduces_the_winner(run_dir: Path, review: Review) -> None:
     code, out, err = review(run_dir, "--accept", "all", "--json")
     assert code == 0, err
     report = json.loads(out)
@@ -72,7 +65,7 @@ def test_accept_all_reproduces_the_winner(run_dir: Path) -> None:
                                "patch": str(run_dir / "reviewed.patch")}
 
 
-def test_accept_one_reject_another(run_dir: Path) -> None:
+def test_accept_one_reject_another(run_dir: Path, review: Review) -> None:
     first, second, *rest = load_review(run_dir).names
     code, out, err = review(run_dir, "--accept", first, "--reject", second, "--json")
     assert code == 0, err
@@ -90,7 +83,7 @@ def test_accept_one_reject_another(run_dir: Path) -> None:
         assert f"lint score {change.lint_before} → {change.lint_after}" in out
 
 
-def test_unknown_tool_exits_2_listing_the_valid_ones(run_dir: Path) -> None:
+def test_unknown_tool_exits_2_listing_the_valid_ones(run_dir: Path, review: Review) -> None:
     code, _, err = review(run_dir, "--accept", "get_customer,no_such_tool")
     assert code == 2
     assert "no_such_tool" in err and all(name in err for name in load_review(run_dir).names)
@@ -99,13 +92,13 @@ def test_unknown_tool_exits_2_listing_the_valid_ones(run_dir: Path) -> None:
     assert not (run_dir / "reviewed-overlay.json").exists() and not (run_dir / "reviewed.patch").exists()
 
 
-def test_no_terminal_and_no_flags_exits_2(run_dir: Path) -> None:
+def test_no_terminal_and_no_flags_exits_2(run_dir: Path, review: Review) -> None:
     code, _, err = review(run_dir)
     assert code == 2 and "--accept" in err and "--reject" in err
     assert not (run_dir / "reviewed-overlay.json").exists()
 
 
-def test_not_a_run_directory_exits_2(run_dir: Path, tmp_path: Path) -> None:
+def test_not_a_run_directory_exits_2(run_dir: Path, tmp_path: Path, review: Review) -> None:
     code, _, err = review(tmp_path / "nowhere", "--accept", "all")
     assert code == 2 and "not a run directory" in err
     (run_dir / "overlay.json").unlink()
@@ -133,7 +126,7 @@ def test_comparison_shows_lint_and_flipped_tasks(run_dir: Path) -> None:
     assert any(c.lint_after > c.lint_before for c in data.changes)
 
 
-def test_renames_are_flagged_breaking(run_dir: Path) -> None:
+def test_renames_are_flagged_breaking(run_dir: Path, review: Review) -> None:
     overlay = read_json(run_dir / "overlay.json")
     overlay["tools"]["get_customer"]["name"] = "find_customer"
     (run_dir / "overlay.json").write_text(json.dumps(overlay), encoding="utf-8")
@@ -147,7 +140,7 @@ def test_renames_are_flagged_breaking(run_dir: Path) -> None:
     assert "rename from get_customer.json\nrename to find_customer.json" in patch
 
 
-def test_namespace_scheme_is_kept_only_with_accept_all(run_dir: Path) -> None:
+def test_namespace_scheme_is_kept_only_with_accept_all(run_dir: Path, review: Review) -> None:
     """A winner with a prefix scheme and no word: the word comes back from winning.patch, so --accept all still
     reproduces the patch; any narrower decision drops the scheme."""
     tools = tuple(ToolDef.from_canonical(t) for t in _catalog(run_dir))
@@ -167,7 +160,7 @@ def test_namespace_scheme_is_kept_only_with_accept_all(run_dir: Path) -> None:
     assert "namespace" not in read_json(run_dir / "reviewed-overlay.json")
 
 
-def test_source_patch_rewrites_only_accepted_tools(run_dir: Path, tmp_path: Path) -> None:
+def test_source_patch_rewrites_only_accepted_tools(run_dir: Path, tmp_path: Path, review: Review) -> None:
     code, _, err = review(run_dir, "--accept", "all", "--source", tmp_path / "missing")
     assert code == 2 and "not a directory" in err
     source_patch = pytest.importorskip("optimizer.source").source_patch

@@ -222,6 +222,7 @@ def test_nothing_to_say_gives_no_candidates() -> None:
     assert propose(k=4, ev=build_evidence([], {})) == []
 
 
+@pytest.mark.slow
 def test_improves_the_support_example_for_both_offline_agents(tmp_path: Path) -> None:
     """Real baseline episodes of examples/support, then each proposal evaluated like the loop does."""
     server = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
@@ -230,7 +231,7 @@ def test_improves_the_support_example_for_both_offline_agents(tmp_path: Path) ->
 
     def evaluate(run_id: str, overlay: Path | None = None) -> dict[str, int]:
         config = EvalConfig(server=server, tasks=tasks_dir, models=models, overlay=str(overlay) if overlay else None,
-                            max_connections=8)
+                            max_connections=8, server_instances=1)  # each server process costs a second to start
         report = asyncio.run(run_eval(config, runs_dir=tmp_path, run_id=run_id))
         return {model: report["results"][model]["train"]["passed"] for model in models}
 

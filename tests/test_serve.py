@@ -219,6 +219,7 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Catalog
     return script, write_json(root / "overlay.json", VAULT_OVERLAY), catalog, results
 
 
+@pytest.mark.slow
 def test_over_http_results_are_unchanged_identity_is_its_own_and_sigterm_closes_the_upstream(
     vault: tuple[Path, Path, Catalog, list[Any]], background: Callable[..., Any], free_port: Callable[[], int],
 ) -> None:
@@ -337,7 +338,8 @@ def test_in_front_of_the_published_time_server(tmp_path: Path) -> None:
 # --- errors before serving -----------------------------------------------------------------------------------
 
 
-def test_a_bad_overlay_or_upstream_exits_2_before_serving(run_cli: Any, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_bad_overlay_or_upstream_exits_2_before_serving(run_cli_process: Any, tmp_path: Path) -> None:
     typo = write_json(tmp_path / "typo-overlay.json", {"tools": {"get_custmer": {"description": "x"}}})
     wrong_param = write_json(tmp_path / "param-overlay.json",
                              {"tools": {"get_customer": {"parameters": {"email": "x"}}}})
@@ -355,7 +357,7 @@ def test_a_bad_overlay_or_upstream_exits_2_before_serving(run_cli: Any, tmp_path
             "port": ("--server", support, "--overlay", REFERENCE, "--http", str(busy.getsockname()[1])),
         }
         with ThreadPoolExecutor(len(cases)) as pool:
-            futures = {key: pool.submit(run_cli, "serve", *args, timeout=90) for key, args in cases.items()}
+            futures = {key: pool.submit(run_cli_process, "serve", *args, timeout=90) for key, args in cases.items()}
             results = {key: future.result() for key, future in futures.items()}
     for key, result in results.items():
         assert result.returncode == 2, (key, result.stderr)

@@ -171,6 +171,7 @@ def eval_report(run_cli: Callable[..., Any], tmp_path: Path, tasks: Path, *optio
     return report, lines
 
 
+@pytest.mark.slow
 def test_eval_crash_is_an_infrastructure_error_retried_and_never_scored(
     run_cli: Callable[..., Any], tmp_path: Path
 ) -> None:

@@ -9,7 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from optimizer.search import SearchError, load_trials
+
+pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = "from optimizer.cli import main; main()"

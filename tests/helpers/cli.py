@@ -1,0 +1,19 @@
+"""Starting the CLI in a process of its own (for tests where the process boundary is the point)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+CLI_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+"""Colour off and a fixed width for the CLI's rich output, in the test process and in the CLI processes it starts."""
+
+
+def cli_command(script: str = "optimizer") -> list[str]:
+    """The argv prefix that starts a console script (`optimizer` or `optimize`) in a new process: the installed
+    script when it sits next to this Python, else the same entry point through `python -c`."""
+    installed = Path(sys.executable).with_name(script)
+    if installed.exists():
+        return [str(installed)]
+    entry = "main" if script == "optimizer" else "optimize_main"
+    return [sys.executable, "-c", f"from optimizer.cli import {entry}; {entry}()"]
