@@ -63,16 +63,13 @@ def _background(
             _stop(proc)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order and group the tests for pytest-xdist (`--dist loadgroup`, which hands out tests in this order to
-    whichever worker is free). Tests marked slow run first (in their collected order), so that the long end-to-end
-    tests start early instead of ending the run on one worker while the others wait. Tests that read the session's
-    `optimized` runs form one group, run by one worker, so that no worker waits for a run another is still making."""
-    for item in items:
-        if "optimized" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("optimized-examples"))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The order pytest-xdist hands out the tests in (with `--dist loadgroup` and no groups: one at a time, to
+    whichever worker is free). Tests marked slow come first, so that the long end-to-end tests start early instead
+    of ending the run on one worker while the others wait; of those, the ones that use the session's `optimized`
+    runs come first of all, so that the workers make the runs side by side before anything else asks for them."""
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 "optimized" not in getattr(item, "fixturenames", ())))
 
 
 @pytest.fixture(autouse=True)
