@@ -21,6 +21,9 @@ import pytest
 import typer.testing
 from helpers.cli import CLI_ENV, cli_command
 
+REPO = Path(__file__).resolve().parent.parent
+os.environ.update(CLI_ENV)  # before a test module imports the CLI: its rich consoles read these when they are made
+
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -95,9 +98,6 @@ def background() -> Callable[..., contextlib.AbstractContextManager[subprocess.P
 
 
 RunCli = Callable[..., "subprocess.CompletedProcess[str]"]
-REPO = Path(__file__).resolve().parent.parent
-
-os.environ.update(CLI_ENV)  # before any test module imports the CLI, whose consoles read them when they are made
 
 
 def _invoke(args: Sequence[str | Path], *, cwd: Path, env: Mapping[str, str | None] | None = None,
@@ -191,4 +191,3 @@ def run_cli_process(tmp_path: Path) -> RunCli:
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     return run
-
