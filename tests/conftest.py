@@ -21,6 +21,9 @@ import pytest
 import typer.testing
 from helpers.cli import CLI_ENV, cli_command
 
+REPO = Path(__file__).resolve().parent.parent
+os.environ.update(CLI_ENV)  # before a test module imports the CLI: its rich consoles read these when they are made
+
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -63,16 +66,13 @@ def _background(
             _stop(proc)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order and group the tests for pytest-xdist (`--dist loadgroup`, which hands out tests in this order to
-    whichever worker is free). Tests marked slow run first (in their collected order), so that the long end-to-end
-    tests start early instead of ending the run on one worker while the others wait. Tests that read the session's
-    `optimized` runs form one group, run by one worker, so that no worker waits for a run another is still making."""
-    for item in items:
-        if "optimized" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("optimized-examples"))
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The order pytest-xdist hands out the tests in (with `--dist loadgroup` and no groups: one at a time, to
+    whichever worker is free). Tests marked slow come first, so that the long end-to-end tests start early instead
+    of ending the run on one worker while the others wait; of those, the ones that use the session's `optimized`
+    runs come first of all, so that the workers make the runs side by side before anything else asks for them."""
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 "optimized" not in getattr(item, "fixturenames", ())))
 
 
 @pytest.fixture(autouse=True)
@@ -98,9 +98,6 @@ def background() -> Callable[..., contextlib.AbstractContextManager[subprocess.P
 
 
 RunCli = Callable[..., "subprocess.CompletedProcess[str]"]
-REPO = Path(__file__).resolve().parent.parent
-
-os.environ.update(CLI_ENV)  # before any test module imports the CLI, whose consoles read them when they are made
 
 
 def _invoke(args: Sequence[str | Path], *, cwd: Path, env: Mapping[str, str | None] | None = None,
@@ -194,4 +191,3 @@ def run_cli_process(tmp_path: Path) -> RunCli:
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     return run
-

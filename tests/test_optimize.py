@@ -74,13 +74,12 @@ def test_winning_patch_applies_to_the_dumped_definitions(
 def test_same_seed_same_winner_and_patch_in_a_fresh_process(
     optimized: Optimized, run_cli_process: Cli, tmp_path: Path
 ) -> None:
-    first_dir = optimized("support")
     result = run_cli_process("--server", server("support"), "--tasks", str(ROOT / "examples/support/tasks"),
                              "--offline", "--runs-dir", str(tmp_path), "--run-id", "support-again", "--json",
                              script="optimize")
     assert result.returncode == 0, result.stderr[-3000:]
-    first, second_dir = summary_of(first_dir), tmp_path / "support-again"
-    second = summary_of(second_dir)
+    first_dir, second_dir = optimized("support"), tmp_path / "support-again"  # the shared run: asked for last
+    first, second = summary_of(first_dir), summary_of(second_dir)
     for name in ("overlay.json", "winning.patch"):
         assert (first_dir / name).read_bytes() == (second_dir / name).read_bytes()
     assert first["winner"] == second["winner"] and first["gate"] == second["gate"]
@@ -97,8 +96,7 @@ def test_rerunning_a_finished_run_makes_no_new_episodes(optimized: Optimized, ru
 def test_a_run_killed_in_the_search_resumes_to_the_same_winner(
     optimized: Optimized, run_cli: Cli, tmp_path: Path
 ) -> None:
-    fresh_dir = optimized("support")
-    fresh, runs_dir = summary_of(fresh_dir), tmp_path
+    runs_dir = tmp_path
     args = ["--server", server("support"), "--tasks", str(ROOT / "examples/support/tasks"), "--offline",
             "--runs-dir", str(runs_dir), "--run-id", "killed"]
     proc = subprocess.Popen([*cli_command("optimize"), *args], cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -116,6 +114,8 @@ def test_a_run_killed_in_the_search_resumes_to_the_same_winner(
     result = run_cli("--resume", "killed", "--runs-dir", str(runs_dir), "--json", script="optimize")
     assert result.returncode == 0, result.stderr[-3000:]
     resumed = json.loads(result.stdout)
+    fresh_dir = optimized("support")  # the shared run: asked for last
+    fresh = summary_of(fresh_dir)
     assert resumed["episodes"]["cached"] >= stored - 8  # at most the episodes in flight at the kill are lost
     assert resumed["winner"] == fresh["winner"] and resumed["gate"] == fresh["gate"]
     assert (runs_dir / "killed" / "overlay.json").read_bytes() == (fresh_dir / "overlay.json").read_bytes()

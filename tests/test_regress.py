@@ -27,11 +27,12 @@ Cli = Callable[..., Any]
 @pytest.fixture
 def regress(run_cli: Callable[..., Any]) -> Callable[..., Any]:
     """`regress(ARGS..., cwd=DIR, env=...)`: `optimizer regress` on the support example with runs under DIR/runs,
-    in this process (conftest's run_cli)."""
+    in this process (conftest's run_cli), one episode at a time: one server process (each costs about a second of
+    CPU to start) instead of four."""
 
     def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return run_cli("regress", "--server", SUPPORT, "--tasks", TASKS, "--runs-dir", str(cwd / "runs"), *args,
-                       cwd=cwd, env=env)
+        return run_cli("regress", "--server", SUPPORT, "--tasks", TASKS, "--runs-dir", str(cwd / "runs"),
+                       "--max-connections", "1", *args, cwd=cwd, env=env)
 
     return run
 
