@@ -45,6 +45,17 @@ class ModelVerdict:
         }
 
 
+def rule(max_drop: float | None, alpha: float) -> str:
+    """The gate's rule in words, the same for `optimize` and `regress` outputs."""
+    cap = f"a drop over {max_drop:.0%} or " if max_drop is not None else ""
+    return f"fails on {cap}a significant drop (Holm-adjusted across models, alpha {alpha})"
+
+
+def verdict_text(passed: bool, reason: str) -> str:
+    """A model's verdict in words: `pass`, or `FAIL: <reason>`."""
+    return "pass" if passed else f"FAIL: {reason}"
+
+
 def outcomes_by_task(episodes: Iterable[StoredEpisode], model: str) -> dict[str, list[bool]]:
     """task id -> pass/fail per epoch (in epoch order) for one model."""
     out: dict[str, list[tuple[int, bool]]] = {}

@@ -60,3 +60,18 @@ def test_verdict_json_has_the_stable_keys() -> None:
     _, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after))
     assert set(verdict.to_json()) == {"n_tasks", "before", "after", "delta", "p_value", "p_holm", "method", "ci",
                                       "passed", "reason", "flipped_up", "flipped_down"}
+
+
+def test_optimize_report_and_regress_markdown_word_the_gate_the_same() -> None:
+    from optimizer.gate import rule
+    from optimizer.optimize.outputs import _gate_section
+    from optimizer.regress.outputs import markdown
+
+    before, after = flips(10, 1)
+    passed, verdicts = judge(["m"], episodes("a", "m", before), episodes("b", "m", after), max_drop=0.0)
+    rows = {v.model: v.to_json() for v in verdicts}
+    report = "\n".join(_gate_section({"gate": {"passed": passed, "max_drop": 0.0, "alpha": 0.05, "models": rows}}))
+    pr = markdown({"passed": passed, "offline": True, "max_drop": 0.0, "alpha": 0.05, "split": "heldout",
+                   "epochs": 1, "results": rows})
+    for text in (report, pr):
+        assert rule(0.0, 0.05) in text and f"FAIL: {verdicts[0].reason}" in text

@@ -75,7 +75,7 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     gate = data["gate"]
     verdict = "[green]PASSED[/]" if gate["passed"] else "[red]FAILED[/]"
     console.print(f"gate: {verdict}  " + ", ".join(
-        f"{m} {v['delta']:+.0%} (p={v['p_value']:.3g})" for m, v in gate["models"].items()))
+        f"{m} {v['delta']:+.0%} (Holm p={v['p_holm']:.3g})" for m, v in gate["models"].items()))
     tokens = data["definition_tokens"]
     console.print(f"definition tokens {tokens['baseline']} → {tokens['winner']}; stopped: {data['stop_reason']}")
     run_dir = data["run_dir"]

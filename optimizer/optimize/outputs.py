@@ -10,6 +10,7 @@ from typing import Any
 from optimizer.definitions import Candidate
 from optimizer.evaluate import EvalResult
 from optimizer.files import atomic_write
+from optimizer.gate import rule, verdict_text
 from optimizer.optimize.rounds import Outcome, Scored
 from optimizer.patch import definitions_diff, save_overlay
 from optimizer.prices import PriceTable, load_prices
@@ -217,13 +218,13 @@ def _accuracy_section(data: dict[str, Any]) -> list[str]:
 def _gate_section(data: dict[str, Any]) -> list[str]:
     gate = data["gate"]
     lines = ["## Gate: " + ("PASSED" if gate["passed"] else "FAILED"), "",
-             f"Held-out, paired per task; fails on a drop over {gate['max_drop']:.0%} or a significant drop "
-             f"(alpha {gate['alpha']}).", "",
-             "| model | tasks | before | after | change | p | test | verdict | flipped up | flipped down |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             f"Held-out, paired per task; {rule(gate['max_drop'], gate['alpha'])}.", "",
+             "| model | tasks | before | after | change | p | p (Holm) | test | verdict | flipped up | flipped down |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for model, v in gate["models"].items():
         lines.append(f"| {model} | {v['n_tasks']} | {v['before']:.0%} | {v['after']:.0%} | {v['delta']:+.0%} | "
-                     f"{v['p_value']:.3g} | {v['method']} | {'pass' if v['passed'] else 'FAIL'} | "
+                     f"{v['p_value']:.3g} | {v['p_holm']:.3g} | {v['method']} | "
+                     f"{verdict_text(v['passed'], v['reason'])} | "
                      f"{', '.join(v['flipped_up']) or '–'} | {', '.join(v['flipped_down']) or '–'} |")
     return lines + [""]
 

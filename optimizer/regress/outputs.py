@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.files import atomic_write
+from optimizer.gate import rule, verdict_text
 
 SUFFIXES = (".json", ".junit.xml", ".md")
 
@@ -67,9 +68,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [f"### optimizer regress: {status}", ""]
     if report["offline"]:
         lines += ["OFFLINE — simulated agents (sim:*), stand-ins for real models.", ""]
-    cap = f"a drop over {report['max_drop']:.0%} or " if report["max_drop"] is not None else ""
-    lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); fails on {cap}a significant drop "
-              f"(Holm-adjusted, alpha {report['alpha']}).", "",
+    lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); {rule(report['max_drop'], report['alpha'])}.",
+              "",
               "| model | tasks | before | after | change | p (Holm) | pass^k before → after | steps | tokens | "
               "flipped down | flipped up | verdict |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -82,5 +82,5 @@ def markdown(report: dict[str, Any]) -> str:
             f"{steps.get('before', 0):g} → {steps.get('after', 0):g} | "
             f"{tokens.get('before', 0):,.0f} → {tokens.get('after', 0):,.0f} | "
             f"{', '.join(r['flipped_down']) or '–'} | {', '.join(r['flipped_up']) or '–'} | "
-            f"{'pass' if r['passed'] else 'FAIL: ' + r['reason']} |")
+            f"{verdict_text(r['passed'], r['reason'])} |")
     return "\n".join(lines) + "\n"
