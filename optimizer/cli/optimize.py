@@ -76,6 +76,10 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     verdict = "[green]PASSED[/]" if gate["passed"] else "[red]FAILED[/]"
     console.print(f"gate: {verdict}  " + ", ".join(
         f"{m} {v['delta']:+.0%} (Holm p={v['p_holm']:.3g})" for m, v in gate["models"].items()))
+    stalled = any(data["winner"]["heldout"][m]["accuracy"] <= data["baseline"]["heldout"][m]["accuracy"]
+                  for m in data["models"])
+    for sentence in data["diagnosis"]["heldout_winner"]["sentences"] if stalled else []:
+        console.print(f"why: {sentence}", soft_wrap=True)
     tokens = data["definition_tokens"]
     console.print(f"definition tokens {tokens['baseline']} → {tokens['winner']}; stopped: {data['stop_reason']}")
     run_dir = data["run_dir"]

@@ -11,6 +11,7 @@ from optimizer.definitions import Candidate
 from optimizer.evaluate import EvalResult
 from optimizer.files import atomic_write
 from optimizer.gate import rule, verdict_text
+from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.rounds import Outcome, Scored
 from optimizer.patch import definitions_diff, save_overlay
 from optimizer.prices import PriceTable, load_prices
@@ -119,6 +120,8 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "rounds": [vars(r) for r in outcome.rounds],
         "schemes_tried": sorted({s for r in outcome.rounds for s in r.schemes}),
         "stop_reason": outcome.stop_reason,
+        "diagnosis": {"train_baseline": failure_modes(outcome.baseline.result.episodes).to_json(),
+                      "heldout_winner": failure_modes(outcome.heldout_after.episodes).to_json()},
         "patch": "winning.patch",
         "overlay": "overlay.json",
     }
@@ -157,7 +160,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"stopped: {data['stop_reason']}", ""]
-    lines += _accuracy_section(data) + _gate_section(data) + _rounds_section(data)
+    lines += _accuracy_section(data) + _gate_section(data) + _diagnosis_section(data) + _rounds_section(data)
     lines += _confusion_section(outcome)
     lines += ["## Definition changes", "",
               f"Definition tokens: {data['definition_tokens']['baseline']} → {data['definition_tokens']['winner']}"
@@ -227,6 +230,14 @@ def _gate_section(data: dict[str, Any]) -> list[str]:
                      f"{verdict_text(v['passed'], v['reason'])} | "
                      f"{', '.join(v['flipped_up']) or '–'} | {', '.join(v['flipped_down']) or '–'} |")
     return lines + [""]
+
+
+def _diagnosis_section(data: dict[str, Any]) -> list[str]:
+    """Why episodes failed, when one way of failing covers at least half of them (see `diagnosis.py`)."""
+    parts = {"train_baseline": "Baseline on train", "heldout_winner": "Winner on held-out"}
+    lines = [f"- {label}: {sentence}." for key, label in parts.items()
+             for sentence in data["diagnosis"][key]["sentences"]]
+    return ["## Why episodes failed", "", *lines, ""] if lines else []
 
 
 def _rounds_section(data: dict[str, Any]) -> list[str]:

@@ -1,0 +1,58 @@
+"""Why episodes failed: counts per failure mode, and a sentence only for the modes behind half the failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optimizer.optimize.diagnosis import failure_modes
+from optimizer.optimize.outputs import _diagnosis_section
+from optimizer.store import StoredEpisode
+
+
+def call(tool: str, arguments: dict[str, Any], result: str, error: bool) -> dict[str, Any]:
+    return {"name": tool, "original": tool, "arguments": arguments, "result": result, "is_error": error}
+
+
+def episode(n: int, passed: bool, expected: list[str], *calls: dict[str, Any]) -> StoredEpisode:
+    return StoredEpisode(f"k{n}", "sim:lexical", f"t{n}", "train", "c", 0, "completed", passed,
+                         {"expected_tools": expected, "calls": list(calls)})
+
+
+BAD_PATH = call("read_file", {"path": "notes.txt", "encoding": "utf-8"},
+                "Error: path must be absolute, got 'notes.txt'", True)
+
+
+def test_argument_errors_on_one_parameter_dominate_and_say_so() -> None:
+    eps = [episode(i, False, ["read_file"], BAD_PATH) for i in range(3)]
+    eps += [episode(3, False, ["list_dir"], call("read_file", {"path": "/a"}, "contents", False)),
+            episode(4, True, ["read_file"], call("read_file", {"path": "/b"}, "contents", False))]
+    modes = failure_modes(eps)
+    assert (modes.episodes, modes.failed, modes.all_errors, modes.missed_tool) == (5, 4, 3, 1)
+    assert modes.argument_errors == {"read_file.path": 3} and modes.never_called == ("list_dir",)
+    assert modes.sentences() == ["every tool call returned an error in 3 of 4 failed episodes",
+                                 "3 of 4 failed episodes got an error about the `path` argument of read_file"]
+
+
+def test_an_error_naming_several_arguments_is_not_pinned_on_one() -> None:
+    both = call("search", {"query": "x", "limit": 5}, "Error: query and limit conflict", True)
+    assert failure_modes([episode(0, False, ["search"], both)]).argument_errors == {}
+
+
+def test_no_tool_called_and_nothing_dominant() -> None:
+    silent = [episode(i, False, ["get_time"]) for i in range(2)]
+    assert failure_modes(silent).sentences()[0] == "no tool was called in 2 of 2 failed episodes"
+    right_tool_wrong_answer = [episode(i, False, ["c"], call("c", {}, "fine", False)) for i in range(2)]
+    spread = [*right_tool_wrong_answer, episode(2, False, ["a"]), episode(3, False, ["read_file"], BAD_PATH)]
+    modes = failure_modes(spread)
+    assert (modes.failed, modes.no_call, modes.missed_tool, modes.all_errors) == (4, 1, 1, 1)
+    assert modes.sentences() == []
+    assert failure_modes([episode(0, True, ["a"], call("a", {}, "ok", False))]).sentences() == []
+
+
+def test_the_report_section_appears_only_with_something_to_say() -> None:
+    quiet = {"sentences": []}
+    assert _diagnosis_section({"diagnosis": {"train_baseline": quiet, "heldout_winner": quiet}}) == []
+    loud = failure_modes([episode(0, False, ["read_file"], BAD_PATH)]).to_json()
+    section = _diagnosis_section({"diagnosis": {"train_baseline": quiet, "heldout_winner": loud}})
+    assert section[0] == "## Why episodes failed"
+    assert "- Winner on held-out: every tool call returned an error in 1 of 1 failed episodes." in section
