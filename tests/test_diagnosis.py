@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.outputs import _diagnosis_section
@@ -56,3 +60,33 @@ def test_the_report_section_appears_only_with_something_to_say() -> None:
     section = _diagnosis_section({"diagnosis": {"train_baseline": quiet, "heldout_winner": loud}})
     assert section[0] == "## Why episodes failed"
     assert "- Winner on held-out: every tool call returned an error in 1 of 1 failed episodes." in section
+
+
+SERVER = '''
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+server = MCPServer("files", log_level="WARNING")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+def read_file(path: str) -> str:
+    """Read a file."""
+    raise ToolError(f"path must be an absolute path inside /srv, got {path!r}")
+
+
+server.run()
+'''
+
+
+def test_a_run_that_improves_nothing_says_why(tmp_path: Path, run_cli: Any) -> None:
+    (tmp_path / "server.py").write_text(SERVER, encoding="utf-8")
+    tasks = [{"id": f"t{i}", "prompt": f"What does the file notes{i}.txt say?", "expect": {"answer": "hello",
+              "tools": ["read_file"]}, "split": "heldout" if i % 3 == 0 else "train"} for i in range(9)]
+    (tmp_path / "tasks.yaml").write_text(yaml.safe_dump(tasks), encoding="utf-8")
+    result = run_cli("--server", f"{sys.executable} {tmp_path / 'server.py'}", "--tasks", str(tmp_path / "tasks.yaml"),
+                     "--offline", "--rounds", "1", "--trials", "2", script="optimize")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "why: every tool call returned an error in 6 of 6 failed episodes" in result.stdout
+    assert "got an error about the `path` argument of read_file" in result.stdout
