@@ -6,7 +6,8 @@ from __future__ import annotations
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit
 from optimizer.evaluate import EvalResult, Outcome
 from optimizer.optimize.outputs import split_table
-from optimizer.optimize.rounds import Scored, aggregate, better, chunked, definition_tokens
+from optimizer.optimize.rounds import Scored, aggregate, better, chunked
+from optimizer.optimize.tokens import definition_tokens, tokens_per_tool
 from optimizer.scoring import Expect
 from optimizer.tasks import Task
 
@@ -45,9 +46,24 @@ def test_definition_tokens_follow_the_exposed_definitions() -> None:
     longer = Candidate({"get_order": ToolEdit(description="Look up one order by its number, e.g. #10007, and "
                                                           "return its status, items and total.")})
     assert definition_tokens(catalog, longer) > definition_tokens(catalog, Candidate()) > 0
+    renamed = Candidate({"get_order": ToolEdit(name="lookup_order")}, scheme="prefix")
+    assert list(tokens_per_tool(catalog, renamed)) == ["get_order"]
 
 
 def test_split_table_counts_per_model() -> None:
     result = EvalResult("c", [outcome("a", "t1", True), outcome("a", "t2", False)])
     assert split_table(result, ["a", "b"]) == {"a": {"accuracy": 0.5, "passed": 1, "n": 2},
                                                "b": {"accuracy": 0.0, "passed": 0, "n": 0}}
+
+
+def test_screening_rejects_candidates_over_the_token_budget() -> None:
+    from optimizer.optimize.screening import Screen
+
+    catalog = Catalog("demo", (ToolDef("get_order", "Get an order.", {"type": "object", "properties": {}}),))
+    longer = Candidate({"get_order": ToolEdit(description="Look up one order by its number and return its status, "
+                                                          "items and total; use it when someone asks about an order.")})
+    budget = definition_tokens(catalog, longer) - 1
+    accepted, rejected = Screen(catalog, [], allow_leakage=True, max_tokens=budget)([longer])
+    assert accepted == [] and f"over --max-definition-tokens {budget}" in rejected[0]["reason"]
+    accepted, _ = Screen(catalog, [], allow_leakage=True, max_tokens=budget + 1)([longer])
+    assert accepted == [longer]

@@ -67,7 +67,7 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     train, heldout = run.taskset.split("train"), run.taskset.split("heldout")
     if not train:
         raise RunError("no train tasks: lower --heldout, or mark fewer tasks `split: heldout`")
-    screen = Screen(run.catalog, train, allow_leakage=config.allow_leakage)
+    screen = Screen(run.catalog, train, allow_leakage=config.allow_leakage, max_tokens=config.max_definition_tokens)
     baseline = best = await score(run, run.candidate, train)
     rounds: list[RoundLog] = []
     stop = None

@@ -13,6 +13,7 @@ from optimizer.files import atomic_write
 from optimizer.gate import rule, verdict_text
 from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.rounds import Outcome, Scored
+from optimizer.optimize.tokens import tokens_per_tool
 from optimizer.patch import definitions_diff, save_overlay
 from optimizer.prices import PriceTable, load_prices
 from optimizer.scoring import accuracy_table, confusion
@@ -80,6 +81,14 @@ def cost(episodes: Iterable[StoredEpisode], prices: PriceTable | None = None) ->
             "batch_episodes": batch_episodes, "prices": table.source}
 
 
+def _tokens_by_tool(outcome: Outcome) -> dict[str, dict[str, int]]:
+    """Original tool name -> estimated definition tokens under the baseline and under the winner."""
+    catalog = outcome.run.catalog
+    before = tokens_per_tool(catalog, outcome.baseline.candidate)
+    after = tokens_per_tool(catalog, outcome.winner.candidate)
+    return {tool: {"baseline": before[tool], "winner": after[tool]} for tool in before}
+
+
 def run_cost(outcome: Outcome) -> dict[str, Any]:
     """`cost` over the run's episodes, plus what the proposer spent (from the rounds' reports, priced at the
     proposer's model) and the judge (meta `judge_usage`), both folded into the totals."""
@@ -114,7 +123,8 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "winner": _side(outcome.winner, outcome.heldout_after, models),
         "gate": {"passed": outcome.gate_passed, "max_drop": config.max_drop, "alpha": config.alpha,
                  "models": {v.model: v.to_json() for v in outcome.verdicts}},
-        "definition_tokens": {"baseline": outcome.baseline.tokens, "winner": outcome.winner.tokens},
+        "definition_tokens": {"baseline": outcome.baseline.tokens, "winner": outcome.winner.tokens,
+                              "per_tool": _tokens_by_tool(outcome)},
         "episodes": outcome.episodes,
         "cost": run_cost(outcome),
         "rounds": [vars(r) for r in outcome.rounds],
@@ -165,6 +175,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += ["## Definition changes", "",
               f"Definition tokens: {data['definition_tokens']['baseline']} → {data['definition_tokens']['winner']}"
               f" (estimated). Namespace: {data['winner']['namespace']}.", ""]
+    lines += _tokens_section(data)
     lines += ["```diff", patch.rstrip("\n") or "(no changes)", "```", ""]
     if data.get("source_patch"):
         sp = data["source_patch"]
@@ -229,6 +240,15 @@ def _gate_section(data: dict[str, Any]) -> list[str]:
                      f"{v['p_value']:.3g} | {v['p_holm']:.3g} | {v['method']} | "
                      f"{verdict_text(v['passed'], v['reason'])} | "
                      f"{', '.join(v['flipped_up']) or '–'} | {', '.join(v['flipped_down']) or '–'} |")
+    return lines + [""]
+
+
+def _tokens_section(data: dict[str, Any]) -> list[str]:
+    """Estimated definition tokens per tool, baseline → winner (what every request pays)."""
+    rows = data["definition_tokens"]["per_tool"]
+    lines = ["| tool | baseline tokens | winner tokens | change |", "|---|---|---|---|"]
+    lines += [f"| {tool} | {t['baseline']} | {t['winner']} | {t['winner'] - t['baseline']:+d} |"
+              for tool, t in rows.items()]
     return lines + [""]
 
 

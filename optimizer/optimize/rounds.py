@@ -13,18 +13,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.definitions import Candidate, Catalog, apply, canonical_json, digest
+from optimizer.definitions import Candidate, digest
 from optimizer.evaluate import EvalResult
 from optimizer.gate import ModelVerdict
 from optimizer.harness import Harness
 from optimizer.models.base import ModelUnavailable
 from optimizer.optimize.config import OptimizeConfig
+from optimizer.optimize.tokens import definition_tokens
 from optimizer.patch import overlay_from_json
 from optimizer.pool import pool_from
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.search import ChunkScore, SearchConfig, SearchResult, search
 from optimizer.tasks import Task
-from optimizer.text import estimate_tokens
 
 OptimizeRun = Harness[OptimizeConfig]
 
@@ -67,11 +67,6 @@ class Outcome:
     rounds: list[RoundLog]
     stop_reason: str
     episodes: dict[str, int]
-
-
-def definition_tokens(catalog: Catalog, candidate: Candidate) -> int:
-    """Estimated tokens of the exposed definitions (what every request pays for the tools)."""
-    return sum(estimate_tokens(canonical_json(t.canonical())) for t in apply(catalog, candidate).tools)
 
 
 def aggregate(result: EvalResult, models: Sequence[str], how: str) -> float:

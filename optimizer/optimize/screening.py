@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, apply
 from optimizer.lint import new_errors
+from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.safety import unsafe_reasons
 from optimizer.tasks import Task
@@ -26,12 +27,14 @@ def _edited_texts(catalog: Catalog, candidate: Candidate) -> list[str]:
 
 class Screen:
     """Rejects candidates before any eval: ones that do not apply, write unsafe text (safety.py), add lint
-    errors, or leak train text."""
+    errors, exceed the definition-token budget (when one is set), or leak train text."""
 
-    def __init__(self, catalog: Catalog, train: Sequence[Task], *, allow_leakage: bool) -> None:
+    def __init__(self, catalog: Catalog, train: Sequence[Task], *, allow_leakage: bool,
+                 max_tokens: int | None = None) -> None:
         self.catalog = catalog
         self.prompts = [t.prompt for t in train]
         self.allow_leakage = allow_leakage
+        self.max_tokens = max_tokens
 
     def __call__(self, proposals: Sequence[Candidate]) -> tuple[list[Candidate], list[dict[str, str]]]:
         accepted: list[Candidate] = []
@@ -55,6 +58,10 @@ class Screen:
         errors = new_errors(self.catalog, apply(self.catalog, candidate).tools)
         if errors:
             return "adds lint errors: " + "; ".join(f"{e.tool or 'server'}: {e.rule}" for e in errors[:5])
+        if self.max_tokens is not None:
+            tokens = definition_tokens(self.catalog, candidate)
+            if tokens > self.max_tokens:
+                return f"definitions take {tokens} tokens, over --max-definition-tokens {self.max_tokens}"
         texts = _edited_texts(self.catalog, candidate)
         leaks = sorted({p for text in texts for p in leaked_phrases(text, self.prompts)})
         if leaks and not self.allow_leakage:
