@@ -47,6 +47,8 @@ class Harness(Generic[ConfigT]):
     budget: Budget | None = None
     judge: Grader | None = None
     progress: Progress | None = None
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    """How every episode of the run goes (system prompt, turns, blocked tools); read once when the run opens."""
     episodes: dict[str, int] = field(default_factory=lambda: {"run": 0, "cached": 0, "infra_errors": 0})
 
     @property
@@ -59,7 +61,7 @@ class Harness(Generic[ConfigT]):
 
     def settings(self, epochs: int = 1) -> EvalSettings:
         return EvalSettings(epochs=epochs, seed=self.config.seed, max_connections=self.config.max_connections,
-                            episode=episode_config(self.config, self.catalog), judge=self.judge)
+                            episode=self.episode, judge=self.judge)
 
     async def evaluate(
         self, candidate: Candidate, tasks: Sequence[Task], *, epochs: int = 1, pool: ServerPool | None = None,
@@ -119,7 +121,7 @@ async def _opened(
             raise RunError(str(exc)) from None
         store.set_meta("catalog", [t.canonical() for t in catalog.tools])
         harness = Harness(config, store, pool, catalog, taskset, models, providers, candidate, notices, budget,
-                          progress=progress)
+                          progress=progress, episode=episode_config(config, catalog))
         try:
             harness.judge = make_judge(config.judge, tasks=taskset.split("all"), models=models,
                                        model_specs=config.models, store=store, providers=providers,
