@@ -67,3 +67,44 @@ def test_screening_rejects_candidates_over_the_token_budget() -> None:
     assert accepted == [] and f"over --max-definition-tokens {budget}" in rejected[0]["reason"]
     accepted, _ = Screen(catalog, [], allow_leakage=True, max_tokens=budget + 1)([longer])
     assert accepted == [longer]
+
+
+def test_select_picks_the_smallest_front_member_within_noise_of_the_most_accurate() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from optimizer.optimize.rounds import RoundLog, select
+    from optimizer.search import SearchResult, TrialResult
+
+    catalog = Catalog("demo", (ToolDef("get_order", "Get an order.", {"type": "object", "properties": {}}),))
+    def cand(text: str) -> Candidate:
+        return Candidate({"get_order": ToolEdit(description=text)})
+    top, close, far = cand("Look up one order " * 12), cand("Look up one order " * 6), cand("Look up an order.")
+    failing = {top.key: 0, close.key: 1, far.key: 5}  # tasks failed, of 20
+
+    async def evaluate(candidate: Candidate, tasks: list[Task]) -> EvalResult:
+        n = failing.get(candidate.key, 10)
+        return EvalResult(candidate.key, [outcome("m", t.id, i >= n) for i, t in enumerate(tasks)])
+
+    run = SimpleNamespace(evaluate=evaluate, catalog=catalog, model_ids=["m"], config=SimpleNamespace(objective="mean"))
+    trials = [TrialResult(i, c, 1 - failing[c.key] / 20, definition_tokens(catalog, c), True, 3)
+              for i, c in enumerate((top, close, far))]
+    baseline = asyncio.run(evaluate(Candidate(), tasks(20)))
+    current = Scored(Candidate(), 0.5, definition_tokens(catalog, Candidate()), baseline)
+
+    def pick(found: list[TrialResult], log: RoundLog) -> Scored:
+        outcome = SearchResult(tuple(found), found[0], tuple(found), 0)
+        return asyncio.run(select(run, outcome, current, tasks(20), log))  # type: ignore[arg-type]
+
+    log = RoundLog(round=1, proposed=3)
+    chosen = pick(trials, log)
+    assert chosen.candidate == close and chosen.accuracy == 0.95
+    marks = {e["candidate"]: (e["within_noise"], e["selected"], e["current"]) for e in log.front}
+    assert marks[top.key] == (True, False, False) and marks[close.key] == (True, True, False)
+    assert marks[far.key] == (False, False, False)  # smaller, but 5 of 20 worse: outside the noise
+    assert marks[Candidate().key][2] is True
+
+    nothing_better = [TrialResult(0, far, 0.1, 10_000, True, 3)]
+    log = RoundLog(round=2, proposed=1)
+    kept = pick(nothing_better, log)
+    assert kept is current and [e["selected"] for e in log.front if e["current"]] == [True]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from optimizer.stats import compare, holm, mcnemar_exact, paired_bootstrap
+from optimizer.stats import compare, holm, mcnemar_exact, paired_bootstrap, within_noise
 
 
 def outcomes(seed: int, *, tasks: int = 40, epochs: int = 3, drop: float = 0.0) -> tuple[dict, dict]:
@@ -94,3 +94,14 @@ def test_compare_several_epochs_uses_the_bootstrap() -> None:
     assert result.flipped_down == sorted(result.flipped_down)
     with pytest.raises(ValueError):
         compare({"a": []}, {"a": [True]})
+
+
+def test_within_noise_allows_a_shortfall_of_one_standard_error() -> None:
+    best = {f"t{i}": 1.0 for i in range(60)}
+    one_less = {**best, "t0": 0.0}
+    two_less = {**one_less, "t1": 0.0}
+    assert within_noise(best, one_less) and not within_noise(best, two_less)
+    swapped = {**best, "t0": 0.0, "t1": 0.0}  # two down, but two up elsewhere: the mean shortfall is 0
+    assert within_noise({**best, "t2": 0.0, "t3": 0.0}, swapped)
+    assert within_noise(best, {**best, "extra": 0.0}) and within_noise({}, best)
+    assert not within_noise({"a": 1.0}, {"a": 0.0})  # one item cannot show noise

@@ -27,10 +27,10 @@ from optimizer.optimize.rounds import (
     Outcome,
     RoundLog,
     Scored,
-    better,
     propose_cached,
     score,
     search_round,
+    select,
     stop_reason,
 )
 from optimizer.optimize.screening import Screen
@@ -83,9 +83,9 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         if not accepted:
             stop = log.proposer.get("error") or "no valid candidates were proposed"
             break
-        top = (await search_round(run, number, best, accepted, train, log)).best
-        if top.complete and better(top.accuracy, top.tokens, best):
-            best = await score(run, top.candidate, train)
+        chosen = await select(run, await search_round(run, number, best, accepted, train, log), best, train, log)
+        if chosen.candidate.key != best.candidate.key:
+            best = chosen
             log.improved = True
         else:
             stop = "no improvement in the last round"

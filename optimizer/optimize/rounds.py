@@ -24,6 +24,7 @@ from optimizer.patch import overlay_from_json
 from optimizer.pool import pool_from
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.search import ChunkScore, SearchConfig, SearchResult, search
+from optimizer.stats import within_noise
 from optimizer.tasks import Task
 
 OptimizeRun = Harness[OptimizeConfig]
@@ -50,6 +51,9 @@ class RoundLog:
     episodes: int = 0
     proposer: dict[str, Any] = field(default_factory=dict)
     """What the proposer reported (requested, received, repaired, dropped, rejected, rationales, error)."""
+    front: list[dict[str, Any]] = field(default_factory=list)
+    """The round's accuracy-vs-tokens front on train, best first: {candidate, accuracy, tokens, within_noise (None:
+    not compared), current (the best before the round), selected}."""
 
 
 @dataclass
@@ -97,6 +101,44 @@ async def score(run: OptimizeRun, candidate: Candidate, tasks: Sequence[Task]) -
 def better(new: float, new_tokens: int, old: Scored) -> bool:
     """Higher accuracy wins; at equal accuracy, fewer definition tokens."""
     return new > old.accuracy + 1e-12 or (abs(new - old.accuracy) <= 1e-12 and new_tokens < old.tokens)
+
+
+def pass_rates(result: EvalResult) -> dict[str, float]:
+    """`model/task` -> pass rate over epochs: the paired items two candidates are compared on."""
+    runs: dict[str, list[bool]] = {}
+    for o in result.outcomes:
+        runs.setdefault(f"{o.model}/{o.task_id}", []).append(o.passed)
+    return {key: sum(passed) / len(passed) for key, passed in runs.items()}
+
+
+async def select(
+    run: OptimizeRun, outcome: SearchResult, current: Scored, train: Sequence[Task], log: RoundLog
+) -> Scored:
+    """The round's pick among the current best and the round's accuracy-vs-tokens front: the smallest whose train
+    results are within the noise of the most accurate (`stats.within_noise`, paired per model and task). Returns
+    `current` when nothing beats it. Front members are re-read from the store (no new episode). Fills `log.front`."""
+    top = outcome.best
+    reference = current
+    if top.complete and better(top.accuracy, top.tokens, current):
+        reference = await score(run, top.candidate, train)
+    rates = pass_rates(reference.result)
+    members = {m.candidate.key: (m.candidate, m.accuracy, m.tokens) for m in outcome.front}
+    members.setdefault(current.candidate.key, (current.candidate, current.accuracy, current.tokens))
+    chosen = reference
+    entries = {key: {"candidate": key, "accuracy": accuracy, "tokens": tokens, "current": key == current.candidate.key,
+                     "within_noise": True if key == reference.candidate.key else None, "selected": False}
+               for key, (_, accuracy, tokens) in members.items()}
+    for key, (candidate, _, tokens) in sorted(members.items(), key=lambda item: item[1][2]):
+        if tokens >= reference.tokens:
+            break
+        scored = current if key == current.candidate.key else await score(run, candidate, train)
+        entries[key]["within_noise"] = within_noise(rates, pass_rates(scored.result))
+        if entries[key]["within_noise"]:
+            chosen = scored
+            break
+    entries[chosen.candidate.key]["selected"] = True
+    log.front = sorted(entries.values(), key=lambda e: (-e["accuracy"], e["tokens"]))
+    return chosen
 
 
 def stop_reason(best: Scored, run: OptimizeRun) -> str | None:
