@@ -1,0 +1,116 @@
+"""Benchmark: offline `optimize` on every server of the test bed — the bundled examples and the published
+servers in examples/published/ — measured side by side in one run: held-out accuracy baseline → winner per
+offline agent, definition tokens baseline → winner, the gate and the wall time. README's test-bed table is
+this script's output.
+
+    python bench/testbed.py [--only NAME,…] [--json]
+
+Each row runs the same command README gives for that server (default settings, seed 0), in-process. The
+agents are OFFLINE simulated stand-ins (sim:lexical, sim:skim), not real models. Published servers need the
+installs `.ci/run` makes (.ci/cache/npm, .ci/cache/mcp1-venv, mcp-server-time); a server whose binary is
+missing is listed as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from optimizer.config import RunError
+from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
+from optimizer.optimize import OptimizeConfig, run_optimize
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    launcher: Path
+    tasks: Path
+    allow_destructive: bool = False
+
+    @property
+    def command(self) -> str:
+        flags = " --allow-destructive" if self.allow_destructive else ""
+        return (f'optimize --server "python {self.launcher.relative_to(ROOT)}" '
+                f"--tasks {self.tasks.relative_to(ROOT)} --offline{flags}")
+
+
+def servers() -> list[Server]:
+    """The bundled examples, then every published server folder with a launcher (serve.py) and tasks."""
+    found = [Server(name, ROOT / "examples" / name / "server.py", ROOT / "examples" / name / "tasks")
+             for name in ("support", "workspace")]
+    for folder in sorted((ROOT / "examples" / "published").glob("*/")):
+        if (folder / "serve.py").exists() and (folder / "tasks").is_dir():
+            destructive = "--allow-destructive" in (folder / "README.md").read_text(encoding="utf-8")
+            found.append(Server(f"published/{folder.name}", folder / "serve.py", folder / "tasks", destructive))
+    return found
+
+
+def measure(server: Server, runs: Path) -> dict[str, Any]:
+    config = OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks),
+                            models=OFFLINE_MODELS, allow_destructive=server.allow_destructive)
+    started = time.perf_counter()
+    try:
+        summary = asyncio.run(run_optimize(config, runs_dir=runs, run_id=server.name.replace("/", "-")))
+    except RunError as exc:
+        return {"server": server.name, "command": server.command, "skipped": str(exc).splitlines()[0]}
+    wall = time.perf_counter() - started
+    heldout = {model: {"baseline": summary["baseline"]["heldout"][model], "winner": summary["winner"]["heldout"][model]}
+               for model in OFFLINE_MODELS}
+    tokens = summary["definition_tokens"]
+    return {"server": server.name, "command": server.command, "splits": summary["splits"], "heldout": heldout,
+            "tokens": {"baseline": tokens["baseline"], "winner": tokens["winner"],
+                       "ratio": round(tokens["winner"] / max(1, tokens["baseline"]), 2)},
+            "gate": "PASSED" if summary["gate"]["passed"] else "FAILED", "wall_s": round(wall, 1)}
+
+
+def _cell(side: dict[str, Any]) -> str:
+    return f"{side['passed']}/{side['n']}"
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    head = "| server | tasks (train/held-out) | " + " | ".join(f"{m} held-out" for m in OFFLINE_MODELS)
+    lines = [head + " | definition tokens | gate | wall s |", "|---" * (len(OFFLINE_MODELS) + 5) + "|"]
+    for row in rows:
+        if "skipped" in row:
+            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 3))
+            continue
+        cells = [f"{_cell(row['heldout'][m]['baseline'])} → {_cell(row['heldout'][m]['winner'])}"
+                 for m in OFFLINE_MODELS]
+        t = row["tokens"]
+        lines.append(f"| {row['server']} | {row['splits']['train']}/{row['splits']['heldout']} | "
+                     f"{' | '.join(cells)} | {t['baseline']:,} → {t['winner']:,} ({t['ratio']:.2f}×) | "
+                     f"{row['gate']} | {row['wall_s']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+    chosen = [s for s in servers() if not wanted or s.name in wanted]
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [measure(server, Path(tmp)) for server in chosen]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print("OFFLINE — simulated agents (sim:lexical, sim:skim), rules proposer, default settings, seed 0")
+    print(markdown(rows))
+    print()
+    for row in rows:
+        print(f"- {row['server']}: {row['command']}")
+
+
+if __name__ == "__main__":
+    main()
