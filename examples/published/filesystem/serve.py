@@ -57,7 +57,8 @@ def main() -> int:
 
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, forward)
-        return child.wait()
+        code = child.wait()
+        return 128 - code if code < 0 else code  # killed by signal N: the shell's 128 + N
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
