@@ -151,3 +151,10 @@ def test_api_keys_never_reach_the_run_directory(
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
     assert secret not in result.stdout
+
+
+def test_offline_refuses_models_that_are_not_simulated(run_cli: Cli, tmp_path: Path) -> None:
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--offline",
+                     "--models", "sim:lexical,claude-haiku-5-5", "--runs-dir", str(tmp_path))
+    assert result.returncode == 2 and "--offline runs only simulated agents" in result.stderr
+    assert not list(tmp_path.iterdir())

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from optimizer.cli.common import err, exits_on_errors, fail, out, resume_overrides
-from optimizer.cli.options import config_options, run_options, with_options
+from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress, print_eval
 from optimizer.config import EvalConfig, RunError
@@ -16,8 +16,11 @@ from optimizer.evaluation import run_eval
 from optimizer.models import OFFLINE_DEFAULT
 
 
-@with_options(config_options(EvalConfig, skip={"models"}), [models_option(",".join(OFFLINE_DEFAULT), MODELS_HELP)],
-              run_options("eval"))
+@with_options(config_options(EvalConfig, skip={"models"}), [
+    models_option(",".join(OFFLINE_DEFAULT), MODELS_HELP),
+    option("offline", bool, False, ["--offline"], "Only the simulated agents (sim:lexical,sim:skim unless --models "
+           "names other sim: agents); no API calls. Results are labelled OFFLINE."),
+], run_options("eval"))
 def eval_command(**options: Any) -> None:
     """Run the eval tasks against a server's tools with one or more agents, and report accuracy per
     model and split, the tool-selection confusion matrix, and where the transcripts are."""
@@ -28,6 +31,8 @@ def eval_command(**options: Any) -> None:
     if options["server"] is not None or options["tasks"] is not None or not resume:
         if options["server"] is None or options["tasks"] is None:
             raise fail("--server and --tasks are required (or --resume RUN_ID alone to finish a run)")
+        if options["offline"] and any(not m.strip().startswith("sim:") for m in options["models"].split(",")):
+            raise fail("--offline runs only simulated agents (sim:…); drop --offline or the other --models")
         config = build_config(EvalConfig, options)
     runs_dir, max_usd, prices = options["runs_dir"], options["max_usd"], options["prices"]
     progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
