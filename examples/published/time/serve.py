@@ -1,0 +1,43 @@
+"""Run the published `mcp-server-time` over stdio with its local time zone fixed to UTC.
+
+    python examples/published/time/serve.py
+
+The server works on no data, so there is no fixture: the launcher only finds the binary and replaces itself with
+`mcp-server-time --local-timezone UTC`, so that what the server calls local time never depends on the host. The
+binary is, in order: $OPTIMIZER_TIME_SERVER, `mcp-server-time` on PATH, or next to this Python. Missing, it prints
+how to install it and exits 2.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+BINARY = "mcp-server-time"
+ENV_VAR = "OPTIMIZER_TIME_SERVER"
+LOCAL_TIMEZONE = "UTC"
+INSTALL = f"{BINARY} not found: pip install {BINARY} (or set {ENV_VAR} to its path)"
+
+
+def find_server() -> str | None:
+    """The server binary's path, or None when it is nowhere this launcher looks."""
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return override if Path(override).is_file() else None
+    candidates = [shutil.which(BINARY), Path(sys.executable).with_name(BINARY)]
+    return next((str(c) for c in candidates if c and Path(c).is_file()), None)
+
+
+def main() -> int:
+    binary = find_server()
+    if binary is None:
+        print(INSTALL, file=sys.stderr)
+        return 2
+    os.execv(binary, [binary, "--local-timezone", LOCAL_TIMEZONE])
+    return 0  # not reached: execv replaces this process
+
+
+if __name__ == "__main__":
+    sys.exit(main())
