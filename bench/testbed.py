@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import tempfile
 import time
@@ -50,9 +51,19 @@ def servers() -> list[Server]:
              for name in ("support", "workspace")]
     for folder in sorted((ROOT / "examples" / "published").glob("*/")):
         if (folder / "serve.py").exists() and (folder / "tasks").is_dir():
-            destructive = "--allow-destructive" in (folder / "README.md").read_text(encoding="utf-8")
+            destructive = "--allow-destructive" in readme_command(folder / "README.md")
             found.append(Server(f"published/{folder.name}", folder / "serve.py", folder / "tasks", destructive))
     return found
+
+
+def readme_command(readme: Path) -> str:
+    """The first `optimize --server …` command in a README (backslash continuations joined): the bench runs
+    what the README tells a user to run."""
+    text = readme.read_text(encoding="utf-8").replace("\\\n", " ")
+    match = re.search(r"^optimize --server .*$", text, re.MULTILINE)
+    if match is None:
+        raise SystemExit(f"{readme}: no `optimize --server …` command")
+    return " ".join(match.group(0).split())
 
 
 def measure(server: Server, runs: Path) -> dict[str, Any]:
