@@ -72,7 +72,8 @@ KIND_WORDS: dict[str, frozenset[str]] = {
     "path": frozenset({"path", "folder", "directory", "file", "filename"}),
     "money": frozenset({"amount", "price", "cents", "dollars", "usd", "total", "cost"}),
 }
-ID_WORDS = frozenset({"id", "ids", "key", "number", "ref", "reference", "identifier", "code", "no"})
+ID_WORDS = frozenset({"id", "ids", "key", "number", "ref", "reference", "identifier", "code", "no", "slug", "handle",
+                      "uuid"})
 FREE_TEXT_WORDS = frozenset(
     {"query", "q", "search", "text", "keywords", "keyword", "term", "terms", "filter", "question", "topic"}
 )

@@ -116,6 +116,7 @@ def test_a_table_named_in_words() -> None:
     ("Show commit a1b2c3d", "a1b2c3d"),
     ("Open ticket ENG-142", "ENG-142"),
     ("Open ticket 42", "42"),
+    ("Deploy the api-gateway service", "api-gateway"),
 ])
 def test_identifiers(prompt: str, expected: str) -> None:
     assert fill(schema(id={"type": "string", "description": "The identifier."}), prompt) == {"id": expected}

@@ -85,7 +85,8 @@ def _value_for(name: str, prop: Mapping[str, Any], reading: Reading, *, required
         reading = reading.narrowed(reading.clause[cue.end():])
     ptype = prop.get("type")
     if "enum" in prop:
-        return choose_option(prop["enum"], reading.clause, prop.get("default"), required and not strict)
+        context = f"{prop.get('description') or ''}. {reading.about}"
+        return choose_option(prop["enum"], reading.clause, prop.get("default"), required and not strict, context)
     if ptype == "boolean":
         return boolean_value(name, prop, reading.clause, required)
     if ptype in ("integer", "number"):
@@ -140,7 +141,8 @@ def _string_value(name: str, prop: Mapping[str, Any], reading: Reading, required
         return _zone(name, reading, description, required and not strict)
     listed = listed_options(description)
     if listed:
-        return choose_option(listed, reading.clause, described_default(description), required and not strict)
+        return choose_option(listed, reading.clause, described_default(description), required and not strict,
+                             f"{description}. {reading.about}")
     timed = _clock_or_date(kinds | shaped, hint, reading)
     if timed is not None:
         return timed
@@ -191,9 +193,11 @@ def _words_value(name: str, tokens: set[str], description: str, reading: Reading
                 if f.kind in ENTITY_KINDS and f.value not in reading.used]
     if entities and (required or tokens & ID_WORDS):
         return entities[0].value
-    numbers = [f.value for f in reading.free("number") if f.position not in reading.claims]
-    if numbers and tokens & ID_WORDS:  # "ticket 42" for a ticket id
-        return numbers[0]
+    if tokens & ID_WORDS:  # "ticket 42", "the api-gateway service"
+        numbers = [f.value for f in reading.free("number") if f.position not in reading.claims]
+        slug = next((v for v in phrases.slugs(reading.masked()) if v not in reading.used), None)
+        if numbers or slug:
+            return numbers[0] if numbers else slug
     if strict or not required:
         return None
     return (quoted[0] if quoted else None) or described_default(description) or _phrase(reading)

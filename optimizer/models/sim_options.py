@@ -14,26 +14,34 @@ from optimizer.values import NUMBER_WORDS, find_values, property_kinds, wants_ce
 _GENERIC = frozenset(terms("name id path key value if provided given optional number"))
 
 
-def choose_option(options: Sequence[Any], clause: str, default: Any, required: bool) -> Any:
-    """The option the text names (its words or stems, or a word the option begins or is the start of:
-    "desc" for "descending"; the most specific and then the earliest wins); else, when required, the
-    schema's default, then the first option."""
+def choose_option(options: Sequence[Any], clause: str, default: Any, required: bool, context: str = "") -> Any:
+    """The option the text names: all its words or stems; else a word it begins or is the start of ("desc"
+    for "descending"); else half or more of its words; else the option whose own phrase in `context` (the
+    definition's descriptions: "…, shipping times and free delivery minimum, …") shares the most words
+    with the text. The most specific, then the earliest wins. Nothing named: when required, the schema's
+    default, then the first option."""
     text_terms = set(terms(clause))
     text_words = [w.lower() for w in words(clause)]
+    segments = [set(terms(part)) for part in re.split(r"[.;,:]", context)]
     best: tuple[float, int, Any] | None = None
     for option in options:
         if not isinstance(option, str):
             continue
-        own = terms(option)
+        own = set(terms(option))
         lowered = option.lower()
-        if own and set(own) <= text_terms:
-            score = float(len(own)) + 1
+        if own and own <= text_terms:
+            score = 10.0 + len(own)
         elif len(lowered) >= 3 and any(w.startswith(lowered) or (len(w) >= 4 and lowered.startswith(w))
                                        for w in text_words):
-            score = 0.5
+            score = 5.0
+        elif own and len(own & text_terms) * 2 >= len(own):
+            score = 3.0 + len(own & text_terms) / len(own)
         else:
+            score = min(2.0, max((len((seg - own) & text_terms) for seg in segments if own and own <= seg),
+                                 default=0))
+        if not score:
             continue
-        spot = clause.lower().find(own[0] if own else lowered[:4])
+        spot = clause.lower().find(min(own, default=lowered)[:4])
         spot = spot if spot >= 0 else len(clause)
         if best is None or (score, -spot) > (best[0], -best[1]):
             best = (score, spot, option)
@@ -45,16 +53,18 @@ def choose_option(options: Sequence[Any], clause: str, default: Any, required: b
 
 
 def listed_options(description: str) -> list[str]:
-    """Values a description offers as a closed list: "one of: a, b or c", or two or more quoted values
-    that are not examples ("'local', 'remote' or 'all'"; "e.g. 'America/New_York'" is an example)."""
-    match = re.search(r"\b(?:one of|either|must be|can be)[:\s]+([^.;()]+)", description, re.IGNORECASE)
-    if match:
-        options = [o.strip(" '\"`") for o in re.split(r",|\bor\b", match.group(1))]
-        options = [o for o in options if o and len(o.split()) <= 3]
-        if options:
-            return options
+    """Values a description offers as a closed list: "one of: a, b or c", "Which field: email, phone or
+    address", or two or more quoted values that are not examples ("'local', 'remote' or 'all'";
+    "e.g. 'America/New_York'" is an example)."""
     offered = re.sub(r"\b(?:e\.g\.?|for example|for instance|such as|like|i\.e\.?)[,:]?[^.;)]*", " ", description,
                      flags=re.IGNORECASE)
+    for pattern in (r"\b(?:one of|either|must be|can be)[:\s]+([^.;()]+)", r":\s*([^.;():]+)"):
+        match = re.search(pattern, offered, re.IGNORECASE)
+        if match:
+            options = [o.strip(" '\"`") for o in re.split(r",|\bor\b|\band\b", match.group(1))]
+            options = [o for o in options if o]
+            if len(options) >= 2 and all(len(o.split()) <= 3 for o in options):
+                return options
     quoted = [a or b or c for a, b, c in re.findall(r"'([^'\s]{1,30})'|\"([^\"\s]{1,30})\"|`([^`\s]{1,30})`",
                                                      offered)]
     return list(dict.fromkeys(quoted)) if len(set(quoted)) >= 2 else []

@@ -111,6 +111,14 @@ def place_word(text: str) -> str | None:
     return None
 
 
+_SLUG = re.compile(r"(?<![\w./@#$-])(?=[a-z0-9_-]*[a-z])[a-z0-9]+(?:[-_][a-z0-9]+)+(?![\w./@-])")
+
+
+def slugs(text: str) -> list[str]:
+    """Lower-case identifiers joined by hyphens or underscores: my-project, order_items, api-v2."""
+    return [m.group(0) for m in _SLUG.finditer(text)]
+
+
 def type_word(text: str) -> str | None:
     """The kind of thing the text introduces: "a person named Alice Chen" → person, "Acme Corp is a
     company" → company."""
