@@ -9,6 +9,7 @@ import asyncio
 import json
 import shutil
 import sys
+import zoneinfo
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ def fill(spec: dict[str, Any], prompt: str, results: tuple[str, ...] = (), tool:
 
 STRING: dict[str, Any] = {"type": "string"}
 PATH = schema(path={"type": "string"})
+NEEDS_TZ = pytest.mark.skipif(not zoneinfo.available_timezones(), reason="no time zone database on this machine "
+                              "(places map to zones through it)")
 TZ_HINT = "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if none given."
 
 
@@ -153,6 +156,7 @@ def test_a_date_time_parameter_joins_the_date_and_the_time() -> None:
     assert fill(start, "Schedule it on March 4, 2026 at 2:30 pm") == {"start": "2026-03-04T14:30:00"}
 
 
+@NEEDS_TZ
 def test_places_map_to_iana_zones() -> None:
     zone = schema(timezone={"type": "string", "description": TZ_HINT})
     assert fill(zone, "What time is it in Tokyo?") == {"timezone": "Asia/Tokyo"}
@@ -164,6 +168,7 @@ def test_places_map_to_iana_zones() -> None:
     assert fill(zone, "What time is it?") == {"timezone": "UTC"}
 
 
+@NEEDS_TZ
 def test_converting_between_zones_reads_which_is_the_source() -> None:
     convert = schema(
         source_timezone={"type": "string", "description": "Source " + TZ_HINT},
@@ -214,6 +219,26 @@ def test_quoted_options_in_a_description_are_a_closed_list() -> None:
     assert fill(branch, "Which branches exist in the git repository at /path/to/repo?") == {"branch_type": "local"}
 
 
+def test_an_option_is_chosen_by_what_the_definition_says_of_it() -> None:
+    topic = schema(topic={"type": "string", "description": "One of: returns, shipping, warranty, price match."})
+    about = ("Read store policy: return window and label fees, shipping times and free delivery minimum, "
+             "warranty coverage, price match.")
+    read = fill_arguments(topic, "How much must I spend to get free delivery?", "", [], tool="get_policy", about=about)
+    assert read == {"topic": "shipping"}
+    assert fill(topic, "Will you match a cheaper price elsewhere?") == {"topic": "price match"}
+    # without the description's phrase nothing links delivery to shipping: the first option
+    assert fill(topic, "How much must I spend to get free delivery?") == {"topic": "returns"}
+
+
+def test_a_colon_list_in_a_description_is_a_closed_list() -> None:
+    update = schema(customer_id={"type": "string", "description": "Customer id like C-1004."},
+                    field={"type": "string", "description": "Which field to change: email, phone or address."},
+                    value={"type": "string", "description": "The new value."})
+    prompt = 'George (C-1007) has moved. Set his shipping address to "9 Harbor Street, Salem, MA 01970".'
+    assert fill(update, prompt) == {"customer_id": "C-1007", "field": "address",
+                                    "value": "9 Harbor Street, Salem, MA 01970"}
+
+
 # --- arrays --------------------------------------------------------------------------------------
 
 
@@ -233,6 +258,17 @@ def test_an_array_of_objects_is_filled_only_when_its_required_fields_are() -> No
     assert fill(entities, "Add a person named Alice Chen") == {
         "entities": [{"name": "Alice Chen", "entityType": "person"}]}
     assert fill(entities, "Add something about the weather") == {}
+
+
+def test_the_two_sides_of_a_change() -> None:
+    side = {"type": "string", "description": "Text to search for - must match exactly"}
+    edit = {"type": "object", "required": ["oldText", "newText"],
+            "properties": {"oldText": side, "newText": {"type": "string", "description": "Text to replace with"}}}
+    edits = schema(path=STRING, edits={"type": "array", "items": edit})
+    prompt = "Show how docs/faq.md would read if the late fee went from 10.00 to 12.00."
+    assert fill(edits, prompt) == {"path": "docs/faq.md", "edits": [{"oldText": "10.00", "newText": "12.00"}]}
+    assert fill(edits, "Switch the log level in app.yaml from INFO to DEBUG") == {
+        "path": "app.yaml", "edits": [{"oldText": "INFO", "newText": "DEBUG"}]}
 
 
 def test_an_exclusion_list_is_filled_only_from_what_the_text_excludes() -> None:
@@ -339,6 +375,7 @@ async def fill_and_call(spec: ServerSpec, tool: str, prompt: str) -> tuple[dict[
 
 
 @pytest.mark.published
+@NEEDS_TZ
 def test_the_time_servers_conversion_is_filled_and_accepted() -> None:
     if not TIME_SERVER.exists():
         pytest.skip(f"mcp-server-time is not installed next to {sys.executable} (pip install mcp-server-time)")

@@ -171,6 +171,9 @@ def _words_value(name: str, tokens: set[str], description: str, reading: Reading
     """A parameter that takes words: a type, a name, a query or prose, or an id with no kind named. The
     last word of the parameter's name says which ("entityType" is a type, "entityName" a name)."""
     head = (words(name) or [""])[-1]
+    change = phrases.from_to(reading.clause) if _role(name) != 1 else None
+    if change is not None:  # oldText / newText: the two sides of "from X to Y"
+        return reading.unused(change[0] if _role(name) == 0 else change[1])
     quoted = [f.value for f in reading.free("quoted")]
     names = [n for _, n in phrases.proper_names(reading.clause) if n not in reading.used]
     if head in TYPE_WORDS or (tokens & TYPE_WORDS and not tokens & (NAME_WORDS | FREE_TEXT_WORDS)):

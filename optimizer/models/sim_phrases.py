@@ -119,6 +119,16 @@ def slugs(text: str) -> list[str]:
     return [m.group(0) for m in _SLUG.finditer(text)]
 
 
+_SPAN = r"['\"“‘`]?([^\s'\"“”‘’`,;]+(?:\s[^\s'\"“”‘’`,;]+){0,3}?)['\"”’`]?"
+_FROM_TO = re.compile(rf"\bfrom\s+{_SPAN}\s+(?:to|into)\s+{_SPAN}(?=[\s,.;:!?]|$)", re.IGNORECASE)
+
+
+def from_to(text: str) -> tuple[str, str] | None:
+    """The two sides of a change the text states: "the fee went from 10.00 to 12.00" → (10.00, 12.00)."""
+    match = _FROM_TO.search(text)
+    return (match.group(1).rstrip("."), match.group(2).rstrip(".")) if match else None
+
+
 def type_word(text: str) -> str | None:
     """The kind of thing the text introduces: "a person named Alice Chen" → person, "Acme Corp is a
     company" → company."""
