@@ -239,6 +239,17 @@ def test_a_colon_list_in_a_description_is_a_closed_list() -> None:
                                     "value": "9 Harbor Street, Salem, MA 01970"}
 
 
+def test_a_repository_question_fills_the_path_and_an_option_not_the_prompt() -> None:
+    branches = schema(
+        required=["repo_path", "branch_type"], repo_path=STRING,
+        branch_type={"type": "string", "description": "Whether to list local branches ('local'), remote branches "
+                                                      "('remote') or all branches ('all')."},
+        contains={"type": "string", "description": "The commit sha that branch should contain."},
+    )
+    prompt = "Which branches exist in the git repository at /path/to/repo?"
+    assert fill(branches, prompt, tool="git_branch") == {"repo_path": "/path/to/repo", "branch_type": "local"}
+
+
 # --- arrays --------------------------------------------------------------------------------------
 
 

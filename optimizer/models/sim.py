@@ -4,8 +4,9 @@ They read only what a real model reads: exposed tool names, descriptions, parame
 tool results. `sim:lexical` ranks tools with BM25 over name tokens, the whole description and the
 parameter descriptions, and honours boundary sentences ("not for …", "use X instead"). `sim:skim`
 weights name tokens by position and reads only each description's first sentence. Both split the
-task into clauses and make one call per clause, fill arguments from the text, retry once after an
-error result they can learn from, and answer with what the tools returned.
+task into clauses and make one call per clause, fill arguments from the text in the shapes the
+parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
+what the tools returned.
 
 Model strings: `sim:lexical?seed=3&noise=0.2&latency_ms=50`.
 """

@@ -48,26 +48,27 @@ def fill_arguments(
 ) -> dict[str, Any]:
     """Arguments for a call: every required parameter, plus optional ones with a confident value.
     Parameters that ask for a kind of value (an email, a date, an id shape) choose first, so a vague
-    parameter listed before them cannot take the value they name (a glob chooses before a path: "setup.md"
-    is what to look for, not where); of two parameters for the same kind,
-    the source ("from") chooses before the target ("to"). `tool` is the tool's name: its words are not a
-    request's topic; `about` is its description. `prefer`: shapes the error result `error` asked for, used
-    for the parameters it names."""
+    parameter listed before them cannot take the value they name; a glob chooses before a path
+    ("setup.md" is what to look for, not where); of two parameters for the same kind, the source
+    ("from") chooses before the target ("to"). `tool` is the tool's name (its words are not a request's
+    topic), `about` its description as the agent reads it. `prefer`: shapes the error result `error`
+    asked for, used for the parameters it names."""
     reading = Reading(clause, prompt, list(results), prefer, frozenset(terms(tool)), error=error, about=about)
     return _fill_object(schema, reading)
 
 
 def _fill_object(schema: Mapping[str, Any], reading: Reading) -> dict[str, Any]:
+    """The arguments of one object schema (the call's, or an item's), in the schema's own order."""
     props = {n: flat(p) for n, p in (schema.get("properties") or {}).items() if isinstance(p, Mapping)}
     required = set(schema.get("required") or [])
     outer = reading.claims, reading.numeric, reading.siblings
     reading.siblings = frozenset(props)
     reading.claims = number_claims(props, reading.clause)
     reading.numeric = sum(1 for p in props.values() if p.get("type") in ("integer", "number"))
-    rank = {name: 0 if _wants_glob(set(words(name)), str(prop.get("description") or "")) and prop.get("type") != "array"
+    rank = {name: 0 if prop.get("type") != "array" and _wants_glob(set(words(name)), str(prop.get("description")))
             else 1 if set().union(*property_kinds(name, prop)[:2]) else 2 for name, prop in props.items()}
     args: dict[str, Any] = {}
-    for name in sorted(props, key=lambda n: (rank[n], _role(n))):  # a glob first: it takes the file name
+    for name in sorted(props, key=lambda n: (rank[n], _role(n))):
         value = _value_for(name, props[name], reading, required=name in required)
         if value is not None:
             args[name] = value
@@ -188,7 +189,7 @@ def _words_value(name: str, tokens: set[str], description: str, reading: Reading
         cue = reading.unused(phrases.cue_phrase(reading.masked()))
         entity = next((f.value for f in reading.found if f.kind in ENTITY_KINDS and f.origin == 0
                        and f.value not in reading.used), None)
-        first = quoted[0] if quoted else cue or (names[0] if names else None) or entity
+        first = quoted[0] if quoted else cue or entity or (names[0] if names else None)
         if first is not None or strict:
             return first
         return _phrase(reading, limit=6 if tokens & FREE_TEXT_WORDS else 12) if required else None
@@ -293,6 +294,7 @@ def _zone(name: str, reading: Reading, description: str, required: bool) -> str 
 
 
 def _zone_of_time(prompt: str, zones: list[tuple[int, str]], local: str | None) -> str | None:
+    """The zone a time in the prompt is given in: named within a few words after it, or "here"."""
     for f in find_values(prompt, 1):
         if f.kind not in ("time", "datetime"):
             continue
@@ -320,6 +322,7 @@ def _wants_glob(tokens: set[str], hint: str) -> bool:
 
 
 def _sql(hint: str, reading: Reading) -> str | None:
+    """An SQL statement the text writes out; for a SELECT, else one over a table the text or a result names."""
     written = shapes.sql_statement(reading.clause, hint) or shapes.sql_statement(reading.prompt, hint)
     if written or not shapes.asks_for_select(hint):
         return written
