@@ -55,7 +55,7 @@ class Reading:
         """The clause with the values other parameters took blanked out."""
         text = self.clause
         for value in sorted(self.used, key=len, reverse=True):
-            text = text.replace(value, " ")
+            text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", " ", text)
         return text
 
     def narrowed(self, text: str) -> Reading:
