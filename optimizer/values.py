@@ -12,32 +12,68 @@ from typing import Any
 
 from optimizer.text import words
 
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_AMPM = r"(?:[AaPp]\.?[Mm]\.?)(?![A-Za-z])"
+NUMBER_WORDS = {w: i for i, w in enumerate(
+    ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"), start=1)}
+_HOUR_WORD = f"(?:{'|'.join(NUMBER_WORDS)})"
+_DAYPART = rf"(?:in the (?:morning|afternoon|evening)|at night|{_AMPM})"
+# IANA zone areas (the tz database's own top level), so that America/New_York reads as a zone, not a path
+TZ_AREAS = ("Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe", "Indian",
+            "Pacific", "Etc")
 PATTERNS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
     "url": re.compile(r"https?://[^\s\"'<>]+"),
+    "datetime": re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])"),
     "date": re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
     "money": re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?"),
     "hash_id": re.compile(r"#\d{3,}\b"),
+    "uuid": re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
     "prefixed_id": re.compile(r"\b[A-Za-z]{1,6}-\d{1,8}\b"),
     "date_text": re.compile(
-        r"\b(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}"
-        r"|\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]* \d{4})\b"
+        rf"\b(?:{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}"
+        rf"|\d{{1,2}}(?:st|nd|rd|th)?(?: of)? {_MONTH},? \d{{4}})(?!\d)"
     ),
+    "time": re.compile(
+        rf"(?<![\w:.])(?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?{_AMPM})?(?![\w:])"
+        rf"|(?:1[0-2]|0?[1-9])\s?{_AMPM}"
+        rf"|(?:(?:half|quarter) (?:past|to) )?{_HOUR_WORD}(?: o'clock)?(?: {_DAYPART})(?!\w)"
+        rf"|(?:half|quarter) (?:past|to) {_HOUR_WORD}(?: o'clock)?(?!\w)|{_HOUR_WORD} o'clock(?!\w)"
+        rf"|\b(?:noon|midnight)\b)",
+        re.IGNORECASE,
+    ),
+    "timezone": re.compile(rf"\b(?:{'|'.join(TZ_AREAS)})/[A-Z][A-Za-z_+-]*(?:/[A-Z][A-Za-z_+-]*)?(?![\w/])"),
     "phone": re.compile(r"\+?\d[\d\-\s().]{7,}\d"),
-    "code": re.compile(r"\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{8,}\b"),
-    "path": re.compile(r"\b[\w.-]+(?:/[\w.-]+)+\b"),
-    "quoted": re.compile(r"\"([^\"]{1,200})\"|'([^']{2,200})'|“([^”]{1,200})”"),
+    "code": re.compile(r"\b(?:(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{8,}"
+                       r"|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7})\b"),
+    # absolute, home (~/x), dotted (./x, ../x) and relative paths with a slash, a folder with its trailing slash
+    # (web/), bare file names with an extension
+    "path": re.compile(
+        r"(?<![\w@:/~.-])(?:(?:~|\.{1,2})?/[\w.~-]*[\w~](?:/[\w.~-]+)*/?|~(?![\w/])"
+        r"|[\w.-]*[A-Za-z_][\w.-]*(?:/[\w.-]+)+/?|[\w.-]*[A-Za-z_][\w.-]+/(?![\w.])"
+        r"|[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,5}(?![\w/@-]))"
+    ),
+    "quoted": re.compile(r"\"([^\"]{1,200})\"|(?<!\w)'([^']{2,200})'(?!\w)|“([^”]{1,200})”|‘([^’]{1,200})’(?!\w)"
+                         r"|`([^`]{1,200})`"),
     "number": re.compile(r"(?<![\w#$-])-?\d+(?:\.\d+)?\b(?![-/])"),
 }
+# paths before dates and ids: notes/standup-2026-05-04.md is one path
+_ORDER = ("email", "url", "timezone", "path", "datetime", "date", "date_text", "time", "money", "hash_id", "uuid",
+          "prefixed_id", "code", "phone", "quoted", "number")
+# web domains are not file names (example.com); two one-letter parts are an abbreviation (e.g, i.e)
+_NOT_FILES = re.compile(r"(?:[^/]*\.(?:com|org|net|edu|gov|io|co|uk|de|fr|jp))$|^\w\.\w$", re.IGNORECASE)
 KIND_WORDS: dict[str, frozenset[str]] = {
     "email": frozenset({"email", "mail", "e-mail"}),
     "url": frozenset({"url", "link", "uri", "website"}),
     "date": frozenset({"date", "day", "yyyy", "iso", "deadline", "due", "when", "start", "end", "since"}),
     "phone": frozenset({"phone", "telephone", "mobile"}),
+    "time": frozenset({"time", "clock", "hh"}),
+    "timezone": frozenset({"timezone", "tz", "iana"}),
     "path": frozenset({"path", "folder", "directory", "file", "filename"}),
     "money": frozenset({"amount", "price", "cents", "dollars", "usd", "total", "cost"}),
 }
-ID_WORDS = frozenset({"id", "ids", "key", "number", "ref", "reference", "identifier", "code", "no"})
+ID_WORDS = frozenset({"id", "ids", "key", "number", "ref", "reference", "identifier", "code", "no", "slug", "handle",
+                      "uuid"})
 FREE_TEXT_WORDS = frozenset(
     {"query", "q", "search", "text", "keywords", "keyword", "term", "terms", "filter", "question", "topic"}
 )
@@ -45,7 +81,8 @@ PROSE_WORDS = frozenset({"title", "summary", "body", "description", "subject", "
                          "message", "comment", "content", "details", "name"})
 
 
-ENTITY_KINDS = ("email", "hash_id", "prefixed_id", "code", "phone", "path", "url", "date", "date_text")
+ENTITY_KINDS = ("email", "hash_id", "uuid", "prefixed_id", "code", "phone", "path", "url", "date", "datetime",
+                "date_text")
 MONTHS = {m: i for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
 
@@ -61,7 +98,8 @@ class Found:
 
 
 KIND_AS_WORD = {"email": "email", "url": "link", "date": "date", "date_text": "date", "money": "amount",
-                "hash_id": "number", "prefixed_id": "id", "code": "number", "phone": "phone", "path": "path"}
+                "hash_id": "number", "prefixed_id": "id",
+                "uuid": "id", "datetime": "date", "code": "number", "phone": "phone", "path": "path"}
 
 
 def describe_values(text: str) -> str:
@@ -89,16 +127,36 @@ def find_values(text: str, origin: int) -> list[Found]:
 def _find_values(text: str, origin: int) -> tuple[Found, ...]:
     found: list[Found] = []
     taken: list[tuple[int, int]] = []
-    for kind in ("email", "url", "date", "date_text", "money", "hash_id", "prefixed_id", "path", "code", "phone",
-                 "quoted", "number"):
-        for match in PATTERNS[kind].finditer(text):
-            span = match.span()
+    for match in PATTERNS["quoted"].finditer(text):  # a quoted phrase is one value, unless it is one value inside
+        value = next((g for g in match.groups() if g), "").strip()
+        if value and not _one_value(value):
+            taken.append(match.span())
+            found.append(Found("quoted", value, origin, match.start()))
+    for kind in _ORDER:
+        for match in PATTERNS[kind].finditer(text) if kind != "quoted" else ():
+            value = match.group(0)
+            if kind == "path":
+                value = value.rstrip(".,")
+                if not _is_path(value):
+                    continue
+            span = (match.start(), match.start() + len(value))
             if any(span[0] < end and start < span[1] for start, end in taken):
                 continue
-            value = next((g for g in match.groups() if g), None) if kind == "quoted" else match.group(0)
             taken.append(span)
-            found.append(Found(kind, (value or "").strip(), origin, span[0]))
+            found.append(Found(kind, value.strip(), origin, span[0]))
     return tuple(sorted(found, key=lambda f: f.position))
+
+
+def _one_value(text: str) -> bool:
+    """The whole text is a single value of a kind other than a quoted string or a number."""
+    return any(kind not in ("quoted", "number") and (m := PATTERNS[kind].fullmatch(text)) is not None
+               and (kind != "path" or _is_path(m.group(0))) for kind in _ORDER)
+
+
+def _is_path(value: str) -> bool:
+    if not re.search(r"[A-Za-z~]", value):  # 2024/01/05, 1/2
+        return False
+    return "/" in value or value == "~" or not _NOT_FILES.search(value)
 
 
 def shapes_in(text: str) -> set[str]:
@@ -109,6 +167,10 @@ def shapes_in(text: str) -> set[str]:
         kinds.add("date")
     if re.search(r"#\s?n{3,}|#\d|with the #|leading #", lowered):
         kinds.add("hash_id")
+    if re.search(r"\bhh:mm\b", lowered):
+        kinds.add("time")
+    if re.search(r"\bdate-?time\b|\btimestamp\b|yyyy-mm-ddthh", lowered):
+        kinds.add("datetime")
     return kinds
 
 
@@ -122,12 +184,18 @@ def property_kinds(name: str, prop: Mapping[str, Any]) -> tuple[set[str], set[st
     hint = " ".join([name, description, str(prop.get("format") or ""), str(prop.get("title") or "")])
     tokens = set(words(hint))
     kinds = {kind for kind, vocab in KIND_WORDS.items() if tokens & vocab}
+    if "timezone" in kinds or {"time", "zone"} <= tokens:  # a zone is asked for, not a clock time
+        kinds = (kinds - {"time"}) | {"timezone"}
     fmt = str(prop.get("format") or "")
     if fmt in ("date", "date-time"):
         kinds.add("date")
+    if fmt in ("date-time", "time"):
+        kinds.add("datetime" if fmt == "date-time" else "time")
     if fmt == "email":
         kinds.add("email")
     if fmt in ("uri", "url"):
         kinds.add("url")
     shapes = shapes_in(description) | shapes_in(str(prop.get("pattern") or "").replace("\\d", "1"))
+    if fmt in ("date", "date-time"):  # a format is a shape asked for, like an example in the description
+        shapes.add("date")
     return kinds, shapes, hint

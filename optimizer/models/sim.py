@@ -4,8 +4,9 @@ They read only what a real model reads: exposed tool names, descriptions, parame
 tool results. `sim:lexical` ranks tools with BM25 over name tokens, the whole description and the
 parameter descriptions, and honours boundary sentences ("not for …", "use X instead"). `sim:skim`
 weights name tokens by position and reads only each description's first sentence. Both split the
-task into clauses and make one call per clause, fill arguments from the text, retry once after an
-error result they can learn from, and answer with what the tools returned.
+task into clauses and make one call per clause, fill arguments from the text in the shapes the
+parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
+what the tools returned.
 
 Model strings: `sim:lexical?seed=3&noise=0.2&latency_ms=50`.
 """
@@ -137,6 +138,10 @@ class SimAgent:
             boundaries=boundaries,
         )
 
+    def _read(self, tool: ToolDef) -> str:
+        """The part of a tool's description this agent reads: all of it, or its first sentence (skim)."""
+        return first_sentence(tool.description or "") if self.habit == "skim" else tool.description or ""
+
     def _scores(self, query: dict[str, float], profiles: list[Profile], index: _Index) -> dict[str, float]:
         """BM25 of each tool against weighted query terms, then the boundary sentences."""
         weights = {"name": 2.0, "description": 1.0, "params": 0.4}
@@ -220,14 +225,15 @@ class SimAgent:
             step, attempt, text, is_error = history[-1]
             if is_error and attempt == 0 and step < len(plan) and _worth_retrying(text):
                 clause, tool = plan[step]
-                args = fill_arguments(by_name[tool].input_schema, clause, prompt, results, shapes_in(text))
+                args = fill_arguments(by_name[tool].input_schema, clause, prompt, results, shapes_in(text),
+                                      tool=tool, error=text, about=self._read(by_name[tool]))
                 if args != _last_arguments(messages, f"call_{step}_0") or _RETRYABLE.search(text):
                     return [ToolCall(f"call_{step}_1", tool, args)], f"That failed ({_first_line(text)}); retrying."
         calls: list[ToolCall] = []
         for step in range(last_step + 1, len(plan)):
             clause, tool = plan[step]
             schema = by_name[tool].input_schema
-            args = fill_arguments(schema, clause, prompt, results)
+            args = fill_arguments(schema, clause, prompt, results, tool=tool, about=self._read(by_name[tool]))
             if calls and _needs_results(schema, args):
                 break
             calls.append(ToolCall(f"call_{step}_0", tool, args))

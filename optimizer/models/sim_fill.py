@@ -1,6 +1,8 @@
 """How the offline agents fill tool arguments: values found in the task text (then in earlier tool
 results, see `optimizer.values`), matched to parameters by type, enum, format, pattern, name and
-description — the same things a real model reads."""
+description — the same things a real model reads. Values are written in the shape the parameter asks
+for (`sim_shapes`); parameters that take words get the phrase that fits (`sim_phrases`), never the
+whole request. Optional parameters get a value only when the text gives a confident one."""
 
 from __future__ import annotations
 
@@ -9,85 +11,237 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from optimizer.text import STOPWORDS, terms, words
-from optimizer.values import (
-    ENTITY_KINDS,
-    FREE_TEXT_WORDS,
-    ID_WORDS,
-    MONTHS,
-    PROSE_WORDS,
-    Found,
-    find_values,
-    property_kinds,
-    wants_cents,
+from optimizer.models import sim_phrases as phrases
+from optimizer.models import sim_shapes as shapes
+from optimizer.models.sim_options import (
+    boolean_value,
+    choose_option,
+    described_default,
+    listed_options,
+    number_claims,
+    numeric_value,
 )
+from optimizer.models.sim_reading import Reading, flat
+from optimizer.text import terms, words
+from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, ID_WORDS, PROSE_WORDS, Found, find_values, property_kinds
+
+NAME_WORDS = frozenset({"name", "names", "entity", "entities", "person", "people", "author", "owner", "label"})
+TYPE_WORDS = frozenset({"type", "kind", "category"})
+_NEGATION_WORDS = frozenset({"exclude", "excluded", "excludes", "exclusion", "ignore", "ignored", "skip", "except",
+                             "omit", "without"})
+_NEGATION_CUE = re.compile(r"\b(?:exclud\w*|except|ignor\w*|skip\w*|omit\w*|without|but not|other than)\b",
+                           re.IGNORECASE)
+_SOURCE_WORDS = frozenset({"source", "src", "from", "origin", "original", "old"})
+_TARGET_WORDS = frozenset({"target", "destination", "dest", "to", "new", "into"})
+_GENERIC = frozenset(terms("name names id ids path paths key value values"))
+_PATH_NOUNS = frozenset({"folder", "dir", "repo"})
+_MAX_ITEMS = 12
+_WHOLE = re.compile(r"\b(?:this|the|whole|entire|our|my) (?:project|repo|repository|workspace|codebase)\b|"
+                    r"\b(?:anywhere|wherever|everywhere)\b|\btop level\b|\broot (?:folder|directory)\b", re.IGNORECASE)
+# kinds of value that words never stand in for: a phrase is not a date, an email or a path
+_VALUE_KINDS = frozenset({"email", "url", "date", "datetime", "time", "timezone", "phone", "path"})
 
 
 def fill_arguments(
-    schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str], prefer: AbstractSet[str] = frozenset()
+    schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str],
+    prefer: AbstractSet[str] = frozenset(), tool: str = "", error: str = "", about: str = "",
 ) -> dict[str, Any]:
     """Arguments for a call: every required parameter, plus optional ones with a confident value.
     Parameters that ask for a kind of value (an email, a date, an id shape) choose first, so a vague
-    parameter listed before them cannot take the value they name."""
-    found = find_values(clause, 0) + find_values(prompt, 1)
-    for text in results:  # successful results only: an error's example value is not data
-        found += find_values(text, 2)
-    props: Mapping[str, Any] = schema.get("properties") or {}
+    parameter listed before them cannot take the value they name; a glob chooses before a path
+    ("setup.md" is what to look for, not where); of two parameters for the same kind, the source
+    ("from") chooses before the target ("to"). `tool` is the tool's name (its words are not a request's
+    topic), `about` its description as the agent reads it. `prefer`: shapes the error result `error`
+    asked for, used for the parameters it names."""
+    reading = Reading(clause, prompt, list(results), prefer, frozenset(terms(tool)), error=error, about=about)
+    return _fill_object(schema, reading)
+
+
+def _fill_object(schema: Mapping[str, Any], reading: Reading) -> dict[str, Any]:
+    """The arguments of one object schema (the call's, or an item's), in the schema's own order."""
+    props = {n: flat(p) for n, p in (schema.get("properties") or {}).items() if isinstance(p, Mapping)}
     required = set(schema.get("required") or [])
+    outer = reading.claims, reading.numeric, reading.siblings
+    reading.siblings = frozenset(props)
+    reading.claims = number_claims(props, reading.clause)
+    reading.numeric = sum(1 for p in props.values() if p.get("type") in ("integer", "number"))
+    rank = {name: 0 if prop.get("type") != "array" and _wants_glob(set(words(name)), str(prop.get("description")))
+            else 1 if set().union(*property_kinds(name, prop)[:2]) else 2 for name, prop in props.items()}
     args: dict[str, Any] = {}
-    used: set[str] = set()
-    typed = {name: bool(set().union(*property_kinds(name, prop)[:2])) for name, prop in props.items()
-             if isinstance(prop, Mapping)}
-    for name in sorted(typed, key=lambda n: not typed[n]):
-        value = _value_for(name, props[name], found, used, clause, prefer, required=name in required)
+    for name in sorted(props, key=lambda n: (rank[n], _role(n))):
+        value = _value_for(name, props[name], reading, required=name in required)
         if value is not None:
             args[name] = value
-            used.add(str(value))
+            reading.used.update(str(v) for v in (value if isinstance(value, list) else [value]))
+    reading.claims, reading.numeric, reading.siblings = outer
     return {name: args[name] for name in props if name in args}
 
 
-def _value_for(
-    name: str, prop: Mapping[str, Any], found: list[Found], used: set[str], clause: str, prefer: AbstractSet[str],
-    *, required: bool,
-) -> Any:
-    kinds, shapes, hint = property_kinds(name, prop)
+def _value_for(name: str, prop: Mapping[str, Any], reading: Reading, *, required: bool, strict: bool = False) -> Any:
+    """The value of one parameter, or None. `strict`: only values the text holds (items of an array)."""
+    if not required and not strict and set(words(name)) & _NEGATION_WORDS:
+        cue = _NEGATION_CUE.search(reading.clause)  # "excludePatterns" only from "… excluding X"
+        if not cue:
+            return None
+        reading = reading.narrowed(reading.clause[cue.end():])
     ptype = prop.get("type")
     if "enum" in prop:
-        return _enum_value(prop["enum"], clause, required)
+        context = f"{prop.get('description') or ''}. {reading.about}"
+        return choose_option(prop["enum"], reading.clause, prop.get("default"), required and not strict, context)
     if ptype == "boolean":
-        return None
+        return boolean_value(name, prop, reading.clause, required)
     if ptype in ("integer", "number"):
-        return _numeric_value(found, ptype, hint, kinds, required)
-    listed = _listed_options(str(prop.get("description") or ""))
+        return numeric_value(name, prop, reading, required)
+    if ptype == "array":
+        return _array_value(name, prop, reading, required)
+    if ptype == "object" and prop.get("properties"):
+        return _object_value(prop, reading)
+    return _string_value(name, prop, reading, required, strict)
+
+
+def _object_value(prop: Mapping[str, Any], reading: Reading) -> dict[str, Any] | None:
+    """An object whose required fields all come from the text, else nothing."""
+    value = _fill_object(prop, reading)
+    return value if value and set(prop.get("required") or []) <= set(value) else None
+
+
+def _array_value(name: str, prop: Mapping[str, Any], reading: Reading, required: bool) -> list[Any] | None:
+    """Every fitting value of the item's kind the text holds (all the paths, all the names); objects
+    when their required fields come from the text; a required array gets at least its best guess."""
+    items = flat(prop.get("items") or {})
+    if items.get("type") == "object" and items.get("properties"):
+        one = _object_value(items, reading)
+        return [one] if one else None
+    if "enum" in items:
+        named = [o for o in items["enum"] if choose_option([o], reading.clause, None, False) is not None]
+        return named or ([choose_option(items["enum"], reading.clause, prop.get("default"), True)] if required
+                         else None)
+    item_name = re.sub(r"(?<=[a-z])s$", "", name) or name
+    item = {**items, "description": f"{prop.get('description') or ''} {items.get('description') or ''}".strip()}
+    values: list[Any] = []
+    for _ in range(_MAX_ITEMS):
+        value = _value_for(item_name, item, reading, required=False, strict=True)
+        if value is None or value in values:
+            break
+        values.append(value)
+        reading.used.add(str(value))
+    if not values and required:
+        value = _value_for(item_name, item, reading, required=True)
+        values = [value] if value is not None else []
+    for value in values:
+        reading.used.discard(str(value))  # the caller marks the whole list as taken
+    return values or None
+
+
+def _string_value(name: str, prop: Mapping[str, Any], reading: Reading, required: bool, strict: bool) -> Any:
+    kinds, shown, hint = property_kinds(name, prop)
+    description = str(prop.get("description") or "")
+    tokens = set(words(name))
+    shaped = shown | set(reading.prefers(name, kinds | shown))
+    if "timezone" in kinds | shaped:
+        return _zone(name, reading, description, required and not strict)
+    listed = listed_options(description)
     if listed:
-        return _enum_value(listed, clause, required=False) or (_keywords(clause) if required else None)
-    shaped = shapes | prefer
+        return choose_option(listed, reading.clause, described_default(description), required and not strict,
+                             f"{description}. {reading.about}")
+    timed = _clock_or_date(kinds | shaped, hint, reading)
+    if timed is not None:
+        return timed
+    if "sql" in hint.lower().split() or shapes.asks_for_select(hint):
+        return reading.unused(_sql(hint, reading))
+    if _wants_glob(tokens, hint):
+        glob = reading.unused(shapes.glob_for(reading.clause, f"{hint} {reading.about}"))
+        reading.used.update(f.value for f in reading.free("path") if glob and glob.endswith(f.value))
+        return glob
+    value = _kind_value(kinds, shaped, reading)
+    if value is not None:
+        return value
+    if "path" in kinds and not strict:
+        value = _named(frozenset(terms(name)) - _GENERIC | _PATH_NOUNS, reading) or reading.unused(
+            phrases.place_word(reading.clause))
+        if value is None and required and _WHOLE.search(reading.clause):
+            return "."  # "anywhere in the project": the folder the tools work in
+        return {"current": ".", "working": ".", "home": "~"}.get(str(value), value)
+    if kinds & _VALUE_KINDS or ((kinds - {"money"}) and not required):
+        return _stand_in(kinds, description, reading) if required and not strict else None
+    return _words_value(name, tokens, description, reading, required, strict)
+
+
+def _words_value(name: str, tokens: set[str], description: str, reading: Reading, required: bool,
+                 strict: bool) -> Any:
+    """A parameter that takes words: a type, a name, a query or prose, or an id with no kind named. The
+    last word of the parameter's name says which ("entityType" is a type, "entityName" a name)."""
+    head = (words(name) or [""])[-1]
+    change = phrases.from_to(reading.clause) if _role(name) != 1 else None
+    if change is not None:  # oldText / newText: the two sides of "from X to Y"
+        return reading.unused(change[0] if _role(name) == 0 else change[1])
+    quoted = [f.value for f in reading.free("quoted")]
+    names = [n for _, n in phrases.proper_names(reading.clause) if n not in reading.used]
+    if head in TYPE_WORDS or (tokens & TYPE_WORDS and not tokens & (NAME_WORDS | FREE_TEXT_WORDS)):
+        return reading.unused(phrases.type_word(reading.clause))
+    if head in NAME_WORDS or tokens & NAME_WORDS:
+        named = _named(frozenset(terms(name)) - _GENERIC, reading)
+        results = [] if strict and reading.found else shapes.result_names(reading.results, reading.clause)
+        value = next((v for v in [*quoted, named, *names, *results] if v and v not in reading.used), None)
+        if value is not None or strict or set(words(name)) - NAME_WORDS - PROSE_WORDS:
+            return value  # "table_name" names a thing; the request's words are not its name
+    if tokens & (FREE_TEXT_WORDS | PROSE_WORDS):
+        cue = reading.unused(phrases.cue_phrase(reading.masked()))
+        entity = next((f.value for f in reading.found if f.kind in ENTITY_KINDS and f.origin == 0
+                       and f.value not in reading.used), None)
+        first = quoted[0] if quoted else cue or entity or (names[0] if names else None)
+        if first is not None or strict:
+            return first
+        return _phrase(reading, limit=6 if tokens & FREE_TEXT_WORDS else 12) if required else None
+    entities = [f for f in sorted(reading.found, key=lambda f: (f.origin, f.position))
+                if f.kind in ENTITY_KINDS and f.value not in reading.used]
+    if entities and (required or tokens & ID_WORDS):
+        return entities[0].value
+    if tokens & ID_WORDS:  # "ticket 42", "the api-gateway service"
+        numbers = [f.value for f in reading.free("number") if f.position not in reading.claims]
+        slug = next((v for v in phrases.slugs(reading.masked()) if v not in reading.used), None)
+        if numbers or slug:
+            return numbers[0] if numbers else slug
+    if strict or not required:
+        return None
+    return (quoted[0] if quoted else None) or described_default(description) or _phrase(reading)
+
+
+def _stand_in(kinds: set[str], description: str, reading: Reading) -> str | None:
+    """A required value of a kind the text does not hold: the default the description states, else — for
+    a person's email or phone — the person's name as the text gives it (an error may then say the right
+    value); never the request's words."""
+    person = next((n for _, n in phrases.proper_names(reading.clause) if n not in reading.used), None)
+    return described_default(description) or (person if kinds & {"email", "phone"} else None)
+
+
+def _phrase(reading: Reading, limit: int = 6) -> str | None:
+    """The request's key words, values other parameters took and the tool's own words left out."""
+    return reading.unused(phrases.key_words(reading.masked(), reading.skip, limit))
+
+
+def _named(nouns: frozenset[str], reading: Reading) -> str | None:
+    return reading.unused(phrases.named_noun(nouns, reading.clause))
+
+
+def _kind_value(kinds: set[str], shaped: set[str], reading: Reading) -> str | None:
+    """A value of the kind the parameter names or shows (an email, an id like C-1004, a path), found in
+    the text or converted to the shape asked for."""
     wanted = shaped | (kinds - {"money"})
-    pool = [f for f in found if f.value not in used and f.kind not in ("number", "money")]
+    pool = [f for f in reading.found if f.value not in reading.used and f.kind not in ("number", "money")]
     ranked = sorted(pool, key=lambda f: (f.origin, f.position))
     for f in ranked:
         if f.kind in shaped:
             return f.value
-    converted = _convert(found, shaped)
-    if converted is not None:
+    converted = _convert(reading.found, shaped)
+    if converted is not None and converted not in reading.used:
         return converted
     for f in ranked:
         if f.kind in wanted or (f.kind == "date_text" and "date" in wanted):
             return f.value
-    tokens = set(words(name))
-    if wanted and not required:
-        return None
-    entities = [f for f in ranked if f.kind in ENTITY_KINDS]
-    if tokens & FREE_TEXT_WORDS:
-        quoted = [f.value for f in found if f.kind == "quoted" and f.origin == 0]
-        local = [f.value for f in entities if f.origin == 0]
-        return quoted[0] if quoted else local[0] if local else _keywords(clause)
-    if tokens & PROSE_WORDS and not wanted:
-        quoted = [f.value for f in found if f.kind == "quoted" and f.value not in used]
-        return quoted[0] if quoted else (clause.strip() if required else None)
-    if entities and (required or tokens & ID_WORDS):
-        return entities[0].value
-    return _keywords(clause) if required else None
+    if "path" in wanted:  # a quoted file name with spaces ("Q3 report.pdf") is still a path
+        return next((f.value for f in ranked if f.kind == "quoted" and re.search(r"\.\w{1,5}$|/", f.value)), None)
+    return None
 
 
 def _convert(found: list[Found], shaped: set[str]) -> str | None:
@@ -95,51 +249,85 @@ def _convert(found: list[Found], shaped: set[str]) -> str | None:
     for f in sorted(found, key=lambda f: f.origin):
         if "hash_id" in shaped and f.kind == "number" and re.fullmatch(r"\d{3,}", f.value):
             return f"#{f.value}"
-        if "date" in shaped and f.kind == "date_text":
-            return _iso(f.value)
+        if "date" in shaped and f.kind in ("date_text", "datetime"):
+            return shapes.iso_date(f.value)
     return None
 
 
-def _iso(text: str) -> str:
-    parts = re.findall(r"[A-Za-z]+|\d+", text)
-    month = next(MONTHS[p[:3].lower()] for p in parts if p[:3].lower() in MONTHS)
-    numbers = [int(p) for p in parts if p.isdigit()]
-    year = next(n for n in numbers if n > 31)
-    day = next(n for n in numbers if n <= 31)
-    return f"{year:04d}-{month:02d}-{day:02d}"
+def _clock_or_date(wanted: set[str], hint: str, reading: Reading) -> str | None:
+    """A time of day, date-time or date in the form the parameter asks for."""
+    if not wanted & {"time", "datetime"}:
+        return None
+    ranked = sorted((f for f in reading.found if f.value not in reading.used and f.origin < 2),
+                    key=lambda f: (f.origin, f.position))
+    date = next((f for f in ranked if f.kind in ("date", "date_text", "datetime")), None)
+    clock = next((shapes.clock(f.value) for f in ranked if f.kind == "time"), None)
+    if "datetime" in wanted or ("date" in wanted and date and clock):
+        if date is not None and date.kind == "datetime" and clock is None:
+            return date.value
+        day = shapes.iso_date(date.value) if date else None
+        return shapes.iso_datetime(day, clock or shapes.clock(date.value[11:] if date else "")) if day else None
+    if clock is None and date is not None and date.kind == "datetime":
+        clock = shapes.clock(date.value[11:])
+    return shapes.format_time(clock, hint) if clock else None
 
 
-def _listed_options(description: str) -> list[str]:
-    """Values a description offers as a closed list ("one of: a, b or c")."""
-    match = re.search(r"\b(?:one of|either|must be|can be)[:\s]+([^.;()]+)", description, re.IGNORECASE)
-    if not match:
-        return []
-    options = [o.strip(" '\"`") for o in re.split(r",|\bor\b", match.group(1))]
-    return [o for o in options if o and len(o.split()) <= 3]
+def _zone(name: str, reading: Reading, description: str, required: bool) -> str | None:
+    """An IANA zone the text names. A source zone is the one a time is given in ("9:00 UTC", "08:00 in
+    Nairobi"; "6 pm here" is the local zone the description names) or the one after "from"; a target the
+    one after "to", else the next one named; a single zone prefers a named place to UTC. Nothing named:
+    the description's default."""
+    prompt = reading.prompt if reading.clause and reading.clause in reading.prompt else reading.clause
+    start = prompt.find(reading.clause)
+    zones = [(p, z) for p, z in shapes.zones_in(prompt) if z not in reading.used]
+    inside = [(p, z) for p, z in zones if start <= p < start + len(reading.clause)]
+    local = described_default(description)
+    role = _role(name)
+    timed = _zone_of_time(prompt, zones, local) if role == 0 else None
+    if timed is not None:
+        return timed
+    cue = ("from ",) if role == 0 else ("to ", "into ") if role == 2 else ()
+    cued = [z for p, z in zones if cue and prompt[max(0, p - 6):p].lower().endswith(cue)]
+    places = [z for _, z in inside if role == 1 and z not in ("UTC", "GMT")]
+    pool = cued or places or [z for _, z in inside or zones]
+    return pool[0] if pool else local if required else None
 
 
-def _enum_value(options: Sequence[Any], clause: str, required: bool) -> Any:
-    lowered = set(terms(clause))
-    for option in options:
-        if isinstance(option, str) and set(terms(option)) and set(terms(option)) <= lowered:
-            return option
-    return options[0] if required and options else None
+def _zone_of_time(prompt: str, zones: list[tuple[int, str]], local: str | None) -> str | None:
+    """The zone a time in the prompt is given in: named within a few words after it, or "here"."""
+    for f in find_values(prompt, 1):
+        if f.kind not in ("time", "datetime"):
+            continue
+        end = f.position + len(f.value)
+        if re.match(r"\s*(?:here|local(?:ly)?|my time|our time)\b", prompt[end:]):
+            return local
+        for position, zone in zones:
+            gap = prompt[end:position]
+            if position >= end and len(gap.split()) <= 4 and not re.search(r"[.?!;]", gap):
+                return zone
+    return None
 
 
-def _numeric_value(found: list[Found], ptype: Any, hint: str, kinds: set[str], required: bool) -> Any:
-    money = [f for f in found if f.kind == "money" and f.origin < 2]
-    numbers = [f for f in found if f.kind == "number" and f.origin < 2]
-    if money and ("money" in kinds or not numbers):
-        amount = float(money[0].value.replace("$", "").replace(",", "").strip())
-        if wants_cents(hint):
-            return int(round(amount * 100))
-        return int(amount) if ptype == "integer" else amount
-    if numbers:
-        value = float(numbers[0].value)
-        return int(value) if ptype == "integer" else value
-    return None if not required else 1
+def _role(name: str) -> int:
+    """0 for a source ("source_timezone", "from"), 2 for a target ("destination"), 1 for neither."""
+    tokens = set(words(name))
+    return 0 if tokens & _SOURCE_WORDS else 2 if tokens & _TARGET_WORDS else 1
 
 
-def _keywords(text: str) -> str:
-    kept = [w.strip(".,") for w in re.findall(r"[\w@.#/-]+", text) if w.lower().strip(".,") not in STOPWORDS]
-    return " ".join(kept[:8]) or text.strip()
+def _wants_glob(tokens: set[str], hint: str) -> bool:
+    lowered = hint.lower()
+    if "regex" in lowered or "regular expression" in lowered:
+        return False
+    return bool(tokens & {"glob", "pattern", "patterns"}) or "glob" in lowered or "wildcard" in lowered
+
+
+def _sql(hint: str, reading: Reading) -> str | None:
+    """An SQL statement the text writes out; for a SELECT, else one over a table the text or a result names."""
+    written = shapes.sql_statement(reading.clause, hint) or shapes.sql_statement(reading.prompt, hint)
+    if written or not shapes.asks_for_select(hint):
+        return written
+    table = phrases.named_noun(frozenset({"table"}), reading.clause)
+    table = table or next(iter(shapes.result_names(reading.results, reading.clause)), None)
+    return f"SELECT * FROM {table}" if table else None
+
+
