@@ -13,14 +13,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from optimizer.lint.rules_description import FILLER as LINT_FILLER
 from optimizer.lint.vocabulary import KNOWN_VERBS, VERB_CLASS, WRITE_VERBS
 from optimizer.text import STOPWORDS, first_sentence, stem, words
+from optimizer.values import KIND_AS_WORD
 
 LOOK_UP = frozenset(("get", "fetch", "retrieve", "lookup", "obtain", "load"))
 """Verbs whose plain English for a reader is "look up"."""
 FILLER = frozenset(("info", "information", "detail", "details", "data", "item", "items", "entry", "entries", "record",
                     "records", "object", "objects", "thing", "things", "stuff", "value", "result", "results",
                     "resource", "element", "entity"))
+VALUE_WORDS = frozenset(stem(w) for w in KIND_AS_WORD.values())
+"""What a value is called ("id", "email"): "Get by id" says no more than `get`."""
 BY_VERBS = frozenset(("get", "search", "list", "delete"))
 """Verb classes (lint's `VERB_CLASS`) that take their inputs "by" something; others take them "with"."""
 _PREAMBLE = re.compile(r"^(?:this|the)\s+(?:tool|function|endpoint|api|method)\s+(?:allows|lets|enables|helps)?\s*"
@@ -64,7 +68,7 @@ def purpose(name: str, old: str, inputs: Sequence[str], optional: Sequence[str] 
     input it goes by and, when known, one optional input ("Update an issue by issue key, setting a new
     status"; "Find events by keywords, optionally by ISO date")."""
     kept = old_trigger(old)
-    if len(kept) >= 40:
+    if len(kept) >= 40 or says_more(kept, name):
         return kept
     act = action(name, noun, old)
     obj = object_phrase(act) if article else act.object
@@ -77,6 +81,21 @@ def purpose(name: str, old: str, inputs: Sequence[str], optional: Sequence[str] 
     if optional:
         text += (", setting " if act.kind in ("update", "create") else ", optionally by ") + optional[0]
     return text[:1].upper() + text[1:]
+
+
+def says_more(sentence: str, name: str) -> bool:
+    """Whether a short old first sentence is worth keeping: it opens with a verb and either names the name's
+    object and something more ("Convert time between timezones" for `convert_time`), or explains a name that
+    holds no verb ("Add a business insight to the memo" for `append_insight`)."""
+    said = words(sentence)
+    if not said or said[0] not in KNOWN_VERBS:
+        return False
+    parts = words(name.replace(".", " "))
+    if parts and parts[0] not in KNOWN_VERBS:
+        return len(said) >= 3
+    own = {stem(p) for p in parts} | {stem(w) for w in FILLER} | set(LINT_FILLER) | VALUE_WORDS
+    rest = {stem(w) for w in said[1:] if w not in STOPWORDS}
+    return {stem(p) for p in parts[1:]} <= rest and bool(rest - own)
 
 
 def old_trigger(old: str) -> str:
