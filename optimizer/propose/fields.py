@@ -28,11 +28,15 @@ PARTICIPLES = frozenset(("found", "sent", "made", "done", "shown", "given", "tak
                          "paid", "set", "put", "run", "built", "bought", "sold", "told", "won", "lost", "met", "read"))
 """Irregular past participles: like "shipped", a verb form rather than a field."""
 MAX_WORDS = 3
+TYPED = frozenset(("email", "url", "date", "date_text", "money", "hash_id", "prefixed_id", "phone", "path", "code",
+                   "number", "token"))
+"""Kinds of value that mark the words before them as a field label ("copies 3"), unlike a name or a word."""
 _IDS = frozenset(("prefixed_id", "hash_id", "code", "token", "path", "url", "email"))
 _SEPARATOR = re.compile(r"\s*(?:[,;|()\[\]{}\n]|:(?=\s|$)|(?:(?<=\w)|^)[.!?](?=\s|$)|\s[-–—]\s)\s*")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\S")
-_MARKED = re.compile(r"[^\s,;()]*[\d/][^\s,;()]*?(?=[.:!?]*(?:\s|$|[,;()]))")
-"""A token holding a digit or a slash, without the punctuation after it: a value whatever its kind."""
+_MARKED = re.compile(r"[^\s,;()]*[\d/][^\s,;()]*?(?=[.:!?]*(?:\s|$|[,;()]))|[\w-]+(?:\.[\w-]+)+")
+"""A token holding a digit or a slash (without the punctuation after it), or a dotted one (`app.py`): a value
+whatever its kind."""
 _COUNT_NOUN = re.compile(r"^\W*(\d+|[Nn]o)\s+([a-z]{3,})\s+[a-z]")
 _UNITS = frozenset(("words", "characters", "bytes", "lines", "items", "results", "matches", "seconds", "minutes",
                     "hours", "days", "times", "records", "rows"))
@@ -42,11 +46,12 @@ Token = tuple[str, str]
 
 
 def result_fields(texts: Sequence[str]) -> list[str]:
-    """Field labels most of `texts` show (see the module docstring)."""
+    """Field labels most of `texts` show (see the module docstring). From a single result only the labels it
+    marks plainly count: "Label: value", or a label before a typed value (a date, an id, a number …)."""
     seen: Counter[str] = Counter()
     first: dict[str, tuple[int, int]] = {}
     for number, text in enumerate(texts):
-        labels = list(dict.fromkeys(labels_in(text)))
+        labels = list(dict.fromkeys(label for label, strong in _labels(text) if strong or len(texts) > 1))
         seen.update(labels)
         for position, label in enumerate(labels):
             first.setdefault(label, (number, position))
@@ -56,14 +61,22 @@ def result_fields(texts: Sequence[str]) -> list[str]:
 
 def labels_in(text: str) -> list[str]:
     """The labels of one result, in order."""
+    return [label for label, _ in _labels(text)]
+
+
+def _labels(text: str) -> list[tuple[str, bool]]:
+    """(label, whether the result marks it plainly) for one result."""
     data = _literal(text.strip())
     if data is not None:
-        return [label for key in _keys(data) if (label := _clean(words(key), "", True))]
-    out: list[str] = []
-    for segment, before, after in _segments(_tokens(text)):
-        label = _label(segment, before.strip(), after, opening=not re.search(r"[^.!?\n]", before.strip()) or not before)
+        return [(" ".join(words(key)), True) for key in _keys(data) if 0 < len(words(key)) <= MAX_WORDS + 1]
+    out: list[tuple[str, bool]] = []
+    segments = list(_segments(_tokens(text)))
+    for number, (segment, before, after) in enumerate(segments):
+        following = segments[number + 1][0][0][1] if number + 1 < len(segments) else ""
+        opening = not before.strip() or not re.search(r"[^.!?\n]", before.strip())
+        label, value = _label(segment, before.strip(), after, opening, following)
         if label:
-            out.append(label)
+            out.append((label, value in TYPED or after == ":"))
     return out
 
 
@@ -187,7 +200,7 @@ def _plain(text: str, inside: bool) -> list[Token]:
             elif token[0].isupper() and (inside or any(c.isupper() for c in token[1:])):
                 out.append(("v", "name"))
             else:
-                out.append(("w", token.lower()))
+                out += [("w", part) for part in words(token)]  # "isDirectory": two words
             inside = True
     return out
 
@@ -209,28 +222,30 @@ def _segments(tokens: list[Token]) -> Iterable[tuple[list[Token], str, str]]:
         yield current, before, ""
 
 
-def _label(segment: list[Token], before: str, after: str, opening: bool) -> str:
-    """The label a clause opens with: all of it before ":"; else one to three words right before a value,
-    after at most one value that is not a count ("#NNNNN placed 2026-01-02", not "2 orders for …"); or the
-    first of two words that make a whole clause of a list ("…, tier gold, …"). A sentence opening with a verb form is an
-    event, not a field ("Created page X"), unless it dates one ("Shipped 2026-01-02": "shipped date")."""
+def _label(segment: list[Token], before: str, after: str, opening: bool, following: str) -> tuple[str, str]:
+    """The label a clause opens with, and the kind of value after it: all of the clause before ":" (its value
+    opens the next clause, `following`); else one to three words right before a value, after at most one value
+    that is not a count ("#NNNNN placed 2026-01-02", not "2 orders for …"); or the first of two words that make
+    a whole clause of a list ("…, tier gold, …"). A sentence opening with a verb form is an event, not a field
+    ("Created page X", "Successfully created X"), unless it dates one ("Shipped 2026-01-02": "shipped date")."""
     kinds = [k for k, _ in segment]
     if after == ":" and kinds and all(k == "w" for k in kinds) and len(kinds) <= MAX_WORDS + 1:
-        return _clean([t for _, t in segment], "", True)
+        return _clean([t for _, t in segment], following, True), following
     if segment[0] == ("v", "number") or (kinds[0] == "w" and segment[0][1] in STOPWORDS | LINKS):
-        return ""  # a count or a sentence ("2 orders for …", "No events match …", "A reply comes …")
+        return "", ""  # a count or a sentence ("2 orders for …", "No events match …", "A reply comes …")
     start = 1 if kinds[:1] == ["v"] else 0
     end = start
     while end < len(segment) and kinds[end] == "w":
         end += 1
     head = [t for _, t in segment[start:end]]
     if end < len(segment):  # a value follows the words
-        if not head or head[-1] in LINKS or (opening and len(head) > 1 and head[0].endswith("ed")):
-            return ""
-        return _clean(head, segment[end][1], False)
+        event = opening and len(head) > 1 and any(w.endswith(("ed", "ly")) or w in PARTICIPLES for w in head)
+        if not head or head[-1] in LINKS or event:
+            return "", ""
+        return _clean(head, segment[end][1], False), segment[end][1]
     if start == 0 and len(head) == 2 and head[1] not in LINKS and before in (",", ";", "|"):  # "status active"
-        return _clean(head[:1], "word", False)
-    return ""
+        return _clean(head[:1], "word", False), "word"
+    return "", ""
 
 
 def _clean(parts: Sequence[str], value_kind: str, explicit: bool) -> str:
@@ -245,6 +260,9 @@ def _clean(parts: Sequence[str], value_kind: str, explicit: bool) -> str:
             break
     if not parts or len(parts) > MAX_WORDS or any(len(p) < 2 for p in parts):
         return ""
-    if not explicit and len(parts) == 1 and (parts[0].endswith(("ed", "ing")) or parts[0] in PARTICIPLES):
-        return f"{parts[0]} date" if value_kind in ("date", "date_text") and parts[0].endswith("ed") else ""
+    participle = len(parts) == 1 and (parts[0].endswith("ed") or parts[0] in PARTICIPLES)
+    if participle and value_kind in ("date", "date_text"):
+        return f"{parts[0]} date"
+    if not explicit and len(parts) == 1 and (participle or parts[0].endswith("ing")):
+        return ""
     return " ".join(parts)

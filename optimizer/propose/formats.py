@@ -64,7 +64,7 @@ class Format:
         if kinds:
             parts.append(_shown(kinds, prompts, avoid))
         if self.cents:
-            amount = invent("money", "$25.99", prompts, avoid)
+            amount = invent("money", "", prompts, avoid)
             cents = re.sub(r"\D", "", amount)
             parts.append(f"an amount in cents, e.g. {cents} for {amount}")
         if self.constraint and not kinds:
@@ -106,9 +106,10 @@ def read_message(message: str, sent: Iterable[str]) -> Format:
         same = [a for a in out.alternatives if alternative and a.kind == alternative.kind]
         if alternative and not (same and alternative.noun == NOUNS.get(alternative.kind)):  # "ENG-1 or OPS-2"
             out.alternatives.append(alternative)
-    if not out.alternatives:
+    phrase = re.match(r"(?:an?|the)\s[^,;:]+$", what.strip(), re.IGNORECASE)  # "a positive whole number", whole
+    if not out.alternatives and phrase and not find_values(what, 0):
         plain = _noun(what, limit=5)
-        out.constraint = plain if plain and not find_values(what, 0) and len(words(plain)) >= 2 else ""
+        out.constraint = plain if len(words(plain)) >= 2 else ""
     return out
 
 
@@ -187,21 +188,22 @@ def _shown(kinds: Sequence[Alternative], prompts: Sequence[str], avoid: set[str]
 
 # --- invented examples ----------------------------------------------------------------------------------
 
-_PLAIN = {"email": "name@example.com", "date": "2031-05-17", "date_text": "May 17, 2031", "time": "16:45",
-          "url": "https://example.com/page", "money": "$25.99"}
+_PLAIN = {"email": ("name@example.com", "someone@example.org", "person@example.net"),
+          "date": ("2031-05-17", "2032-06-18", "2033-07-19"), "date_text": ("May 17, 2031", "June 18, 2032"),
+          "time": ("16:45", "17:50", "08:15"), "url": ("https://example.com/page", "https://example.org/item"),
+          "money": ("$24.68", "$35.79", "$46.80")}
+"""Kinds whose examples are picked from a short list (renumbering would break a date or a time)."""
 
 
 def invent(kind: str, shape: str, prompts: Sequence[str], avoid: Iterable[str] = ()) -> str:
-    """A value of `kind` shaped like `shape` that is not `shape`, not in `avoid`, and not in the prompts."""
+    """A value of `kind` shaped like `shape` that is not `shape`, not in `avoid`, and not in the prompts; ""
+    when none of the tries is free."""
     avoid = {a.lower() for a in avoid} | {shape.lower()}
-    base = _PLAIN.get(kind) or (_path(shape) if kind == "path" else shape)
-    if not base:
-        return ""
-    for shift in range(10):
-        made = _renumbered(base, shift) if (shift or base == shape) else base
-        if made.lower() not in avoid and not leaked_phrases(made, prompts):
-            return made
-    return ""
+    base = _path(shape) if kind == "path" else shape
+    tries = list(_PLAIN.get(kind, ())) or ([_renumbered(base, shift) for shift in range(10)] if base else [])
+    if kind == "path":
+        tries.insert(0, base)
+    return next((t for t in tries if t.lower() not in avoid and not leaked_phrases(t, prompts)), "")
 
 
 def _renumbered(value: str, shift: int) -> str:

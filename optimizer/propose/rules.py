@@ -223,9 +223,9 @@ class _Study:
         fields = self.fields[tool.name][: variant.fields]
         bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
         old = tool.description
-        triggers = [purpose(name, old, *inputs, noun=noun), purpose(name, old, inputs[0], [], noun=noun),
-                    purpose(name, old, [], [], noun=noun), purpose(name, old, [], [], noun=noun, article=False),
-                    " ".join(words(name)).capitalize()]
+        triggers = [purpose(name, said, *ins, noun=noun, article=article) for said in (old, "")
+                    for ins in (inputs, (inputs[0], []), ([], [])) for article in (True, False)]
+        triggers.append(" ".join(words(name)).capitalize())  # the old sentence leaks: say it in our words
         trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), "")
         fields = [] if re.search(r"\breturn", trigger, re.IGNORECASE) else fields
         for _ in range(40):

@@ -25,6 +25,9 @@ FILLER = frozenset(("info", "information", "detail", "details", "data", "item", 
                     "resource", "element", "entity"))
 VALUE_WORDS = frozenset(stem(w) for w in KIND_AS_WORD.values())
 """What a value is called ("id", "email"): "Get by id" says no more than `get`."""
+NOUN_ENDINGS = ("tion", "sion", "ity", "ment", "ness", "ory", "ure", "ance", "ence", "ship", "ist", "al", "ent",
+                "er", "or", "ics", "age")
+"""Endings of nouns and adjectives ("directory", "current"): such a first word does not make a name verb_object."""
 BY_VERBS = frozenset(("get", "search", "list", "delete"))
 """Verb classes (lint's `VERB_CLASS`) that take their inputs "by" something; others take them "with"."""
 _PREAMBLE = re.compile(r"^(?:this|the)\s+(?:tool|function|endpoint|api|method)\s+(?:allows|lets|enables|helps)?\s*"
@@ -47,10 +50,13 @@ class Action:
 
 
 def action(name: str, noun: str | None = None, old: str = "") -> Action:
-    """The action a name says. A name without a verb takes the old description's first word when that is one
-    ("Check availability."), else "show"; a name without an object (or only filler, `get_item`) takes `noun`."""
+    """The action a name says: its first word when that is a known verb, or when the name reads verb_object
+    and the first word does not look like a noun (`renew_loan`, not `directory_tree`). A name without a verb
+    takes the old description's first word when that is one ("Check availability."), else "show"; a name
+    without an object (or only filler, `get_item`) takes `noun`."""
     parts = words(name.replace(".", " "))
-    verb = parts[0] if parts and parts[0] in KNOWN_VERBS else ""
+    nounlike = bool(parts) and (parts[0].endswith(NOUN_ENDINGS) or parts[0] in FILLER)
+    verb = parts[0] if parts and (parts[0] in KNOWN_VERBS or (len(parts) > 1 and not nounlike)) else ""
     rest = [p for p in (parts[1:] if verb else parts) if p not in FILLER]
     lead = (words(first_sentence(old)) or [""])[0]
     if not verb:
@@ -126,9 +132,9 @@ def returns(act: Action, fields: Sequence[str], count_noun: str | None = None) -
 
 def job(act: Action, fields: Sequence[str]) -> str:
     """Another tool's job as a phrase: what a lookup returns ("a customer's tier or status", "policies"), else
-    the action as a gerund ("tracking a shipment's last scan", "refunding an order")."""
+    the action as a gerund ("tracking a shipment's last scan", "reading a text file")."""
     obj = object_phrase(act)
-    if act.kind == "get":
+    if act.verb == "look up":  # what a lookup is for is the thing it returns
         bare = fields or not act.object or act.plural or uncountable(act.object)
         verb, obj = "", (obj if bare else plural(act.object))
     else:
