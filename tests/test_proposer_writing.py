@@ -25,6 +25,12 @@ def test_fields_are_the_labels_most_results_show_never_their_values() -> None:
         assert value not in " ".join(result_fields(BOOKS)), value
 
 
+def test_one_result_counts_only_the_labels_it_marks_plainly() -> None:
+    prose = "Loan policy: Standard loans last 21 days; renewals cost $1.50, otherwise free. Note: see desk."
+    assert result_fields([prose]) == ["loan policy", "note"]
+    assert result_fields([BOOKS[0]]) == []  # "author Frank Herbert": a field only when other records agree
+
+
 def test_fields_of_label_lines_and_structured_results() -> None:
     lines = "Station WS-12\nTemperature: 21.4 C\nWind speed: 12 km/h\nLast reading: 2031-04-05 10:00"
     assert labels_in(lines) == ["station", "temperature", "wind speed", "last reading"]

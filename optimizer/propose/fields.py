@@ -22,15 +22,14 @@ from optimizer.text import STOPWORDS, words
 from optimizer.values import find_values
 
 LINKS = frozenset(("via", "per", "each", "at", "on", "in", "by", "for", "with", "to", "from", "of", "as", "and",
-                   "or", "the", "a", "an", "is", "are", "was", "were", "no", "not", "than", "into", "onto"))
+                   "or", "the", "a", "an", "is", "are", "was", "were", "no", "not", "than", "into", "onto", "since",
+                   "until", "till", "within", "over", "under", "about", "between", "across", "around", "otherwise",
+                   "then", "also", "only", "just"))
 """Words that join a label to its value or to another label; a label never starts or ends with one."""
 PARTICIPLES = frozenset(("found", "sent", "made", "done", "shown", "given", "taken", "seen", "held", "left", "kept",
                          "paid", "set", "put", "run", "built", "bought", "sold", "told", "won", "lost", "met", "read"))
 """Irregular past participles: like "shipped", a verb form rather than a field."""
 MAX_WORDS = 3
-TYPED = frozenset(("email", "url", "date", "date_text", "money", "hash_id", "prefixed_id", "phone", "path", "code",
-                   "number", "token"))
-"""Kinds of value that mark the words before them as a field label ("copies 3"), unlike a name or a word."""
 _IDS = frozenset(("prefixed_id", "hash_id", "code", "token", "path", "url", "email"))
 _SEPARATOR = re.compile(r"\s*(?:[,;|()\[\]{}\n]|:(?=\s|$)|(?:(?<=\w)|^)[.!?](?=\s|$)|\s[-–—]\s)\s*")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\S")
@@ -47,11 +46,11 @@ Token = tuple[str, str]
 
 def result_fields(texts: Sequence[str]) -> list[str]:
     """Field labels most of `texts` show (see the module docstring). From a single result only the labels it
-    marks plainly count: "Label: value", or a label before a typed value (a date, an id, a number …)."""
+    marks plainly count ("Label: value" or a JSON key): one record cannot tell a field from prose."""
     seen: Counter[str] = Counter()
     first: dict[str, tuple[int, int]] = {}
     for number, text in enumerate(texts):
-        labels = list(dict.fromkeys(label for label, strong in _labels(text) if strong or len(texts) > 1))
+        labels = list(dict.fromkeys(label for label, plain in _labels(text) if plain or len(texts) > 1))
         seen.update(labels)
         for position, label in enumerate(labels):
             first.setdefault(label, (number, position))
@@ -65,7 +64,7 @@ def labels_in(text: str) -> list[str]:
 
 
 def _labels(text: str) -> list[tuple[str, bool]]:
-    """(label, whether the result marks it plainly) for one result."""
+    """(label, whether the result marks it plainly, "Label: value") for one result."""
     data = _literal(text.strip())
     if data is not None:
         return [(" ".join(words(key)), True) for key in _keys(data) if 0 < len(words(key)) <= MAX_WORDS + 1]
@@ -76,7 +75,7 @@ def _labels(text: str) -> list[tuple[str, bool]]:
         opening = not before.strip() or not re.search(r"[^.!?\n]", before.strip())
         label, value = _label(segment, before.strip(), after, opening, following)
         if label:
-            out.append((label, value in TYPED or after == ":"))
+            out.append((label, after == ":" and all(kind == "w" for kind, _ in segment)))
     return out
 
 
