@@ -100,7 +100,7 @@ def test_purpose_result_and_boundary_phrases() -> None:
     assert purpose("renew_loan", "", ["card number"], ["ISO date"]) == \
         "Renew a loan by card number, optionally by ISO date"
     assert purpose("update_item", "Update", ["loan id"], ["new shelf"], noun="loan") == \
-        "Update a loan by loan id, setting new shelf"
+        "Update a loan by loan id, setting a new shelf"
     assert purpose("convert_units", "Convert units between metric and imperial", []) == \
         "Convert units between metric and imperial"  # the server's own sentence says more than the name
     assert purpose("search", "Search", ["keywords"], noun="book") == "Search books by keywords"

@@ -126,6 +126,14 @@ def test_k_distinct_candidates_never_the_current_one() -> None:
     assert propose(candidates[0], k=4)[0].key != candidates[0].key
 
 
+def test_each_candidate_says_how_it_was_written() -> None:
+    proposer = RulesProposer()
+    candidates = asyncio.run(proposer.propose(CATALOG, Candidate(), evidence(), k=8, seed=0))
+    reasons = [proposer.rationale(c.key) or "" for c in candidates]
+    assert reasons[0] == "rules: 3 result fields, inputs named, up to 2 boundary lines, generic names renamed"
+    assert "rules: parameter descriptions only" in reasons and len(set(reasons)) == len(reasons)
+
+
 def test_deterministic_for_a_seed() -> None:
     first = [json.dumps(c.to_json(), sort_keys=True) for c in propose(seed=3)]
     assert first == [json.dumps(c.to_json(), sort_keys=True) for c in propose(seed=3)]

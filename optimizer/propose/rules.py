@@ -36,6 +36,7 @@ from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.parameters import GENERIC_PARAMETERS, format_of, parameter_hints
 from optimizer.propose.term_table import KIND_WORDS, TermTable, lowercase, results_by_tool, tool_docs
 from optimizer.propose.wording import (
+    BOUNDARY,
     FILLER,
     action,
     job,
@@ -47,7 +48,7 @@ from optimizer.propose.wording import (
     singular,
 )
 from optimizer.text import sentences, stem, terms, words
-from optimizer.values import FREE_TEXT_WORDS
+from optimizer.values import FREE_TEXT_WORDS, find_values
 
 GENERIC_VERBS = frozenset(("search", "get", "list", "create", "query", "find", "fetch", "update", "delete", "run",
                           "read", "lookup", "add", "remove", "set", "make", "show", "view", "edit", "new", "do"))
@@ -55,7 +56,6 @@ GENERIC_OBJECTS = frozenset(terms(" ".join(FILLER)))
 LONG = 400
 LOOKUPS = frozenset(("get", "search", "list"))
 """Verb classes whose job is the information they return: a boundary line names the other tool's fields."""
-_BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,16 @@ class Variant:
     rename: bool = True
     describe: bool = True
     scope: str = "all"
+
+    def summary(self) -> str:
+        if not self.describe:
+            return "rules: parameter descriptions only"
+        parts = [f"{self.fields} result fields" if self.fields else "no result fields",
+                 "inputs named" if self.inputs else "inputs not named",
+                 f"up to {self.boundaries} boundary lines" if self.boundaries else "no boundary lines",
+                 "generic names renamed" if self.rename else "names kept",
+                 "failing tools only" if self.scope == "failing" else ""]
+        return "rules: " + ", ".join(p for p in parts if p)
 
 
 VARIANTS = (  # every run of four in a row (the seed picks where one starts) holds two full rewrites
@@ -94,6 +104,7 @@ class RulesProposer:
 
     def __init__(self, variants: Sequence[Variant] = VARIANTS) -> None:
         self.variants = tuple(variants)
+        self._why: dict[str, str] = {}
 
     async def propose(
         self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
@@ -108,6 +119,7 @@ class RulesProposer:
             if candidate is not None and candidate.key not in keys:
                 keys.add(candidate.key)
                 out.append(candidate)
+                self._why[candidate.key] = variant.summary()
         return out
 
     def last_report(self) -> dict[str, Any]:
@@ -115,7 +127,8 @@ class RulesProposer:
         return {}
 
     def rationale(self, key: str) -> str | None:
-        return None
+        """Which way of rewriting made the candidate (`Variant.summary`)."""
+        return self._why.get(key)
 
 
 class _Study:
@@ -151,10 +164,12 @@ class _Study:
         valued = {f: bool(set(terms(f)) & KIND_WORDS) for f in labels}  # "email": a word requests carry as values
         return sorted(labels, key=lambda f: (valued[f], -min(asked[f], 2), labels.index(f)))
 
-    def noun(self, tool: ToolDef) -> str | None:
+    def noun(self, tool: ToolDef, borrow: bool = True) -> str | None:
         """The singular thing a tool is about: the noun its results open with before an id, else the one they
         count ("3 documents match"), else the word its first required input's kinds share ("document path or
-        document id")."""
+        document id"), else (with `borrow`) the noun of the tool whose result records open with ids of the
+        letters the requests for this tool carry (requests with ENG-1 ids; another tool lists "ENG-2 …" records
+        and counts "issues")."""
         texts = self.results.get(tool.name, [])
         found = subject(substantive(texts)) or counted_noun(texts)
         if found:
@@ -163,7 +178,23 @@ class _Study:
             heads = {a.noun.split()[0] for a in self.formats[tool.name][param].alternatives if len(a.noun.split()) > 1}
             if len(heads) == 1 and not set(terms(next(iter(heads)))) & KIND_WORDS and "'" not in next(iter(heads)):
                 return heads.pop()
-        return None
+        return self._noun_by_ids(tool) if borrow else None
+
+    def _noun_by_ids(self, tool: ToolDef) -> str | None:
+        asked = {f.value.split("-")[0].upper() for prompt in self.evidence.prompts_by_tool.get(tool.name, ())
+                 if self._alone(prompt) for f in find_values(prompt, 0) if f.kind == "prefixed_id"}
+        owners: Counter[str] = Counter()
+        for other in self.catalog.tools:
+            listed = {opening for text in self.results.get(other.name, []) for line in text.splitlines()
+                      if (opening := _record_id(line))}
+            if other.name != tool.name and asked & listed and (noun := self.noun(other, borrow=False)):
+                owners[noun] += len(asked & listed)
+        ranked = owners.most_common(2)
+        return ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
+
+    def _alone(self, prompt: str) -> bool:
+        """Whether only one tool's train tasks hold this prompt."""
+        return sum(prompt in prompts for prompts in self.evidence.prompts_by_tool.values()) == 1
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -214,36 +245,42 @@ class _Study:
         return out
 
     def describe(self, tool: ToolDef, variant: Variant, exposed: Mapping[str, str], names: Mapping[str, str]) -> str:
-        """The first sentence (purpose, inputs, what comes back) and the boundary lines, fitted to 400
-        characters; a result field `leaked_phrases` flags is left out."""
+        """The first sentence (purpose, inputs, what comes back) and the boundary lines, within 400 characters:
+        result fields go first, then boundary lines, until it fits; no part `leaked_phrases` flags (the old
+        first sentence included: then the proposer's own words say it)."""
         name, noun = names[tool.name], self.noun(tool)
         act = action(name, noun, tool.description)
         inputs = self.inputs(tool) if variant.inputs else ([], [])
         count = counted_noun(self.results.get(tool.name, []))
-        fields = self.fields[tool.name][: variant.fields]
-        bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
         old = tool.description
-        triggers = [purpose(name, said, *ins, noun=noun, article=article) for said in (old, "")
-                    for ins in (inputs, (inputs[0], []), ([], [])) for article in (True, False)]
-        triggers.append(" ".join(words(name)).capitalize())  # the old sentence leaks: say it in our words
-        trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), "")
-        fields = [] if re.search(r"\breturn", trigger, re.IGNORECASE) else fields
-        for _ in range(40):
-            said = returns(act, fields, count)
-            text = " ".join([f"{trigger}{'; ' + said if said else ''}.", *bounds])
-            leaks = leaked_phrases(text, self.prompts)
-            if leaks and fields:
-                fields = [f for f in fields if not any(set(words(leak)) & set(words(f)) for leak in leaks)] \
-                    if any(set(words(leak)) & set(words(f)) for leak in leaks for f in fields) else []
-            elif leaks:
-                return _strip(text, leaks)
-            elif len(text) > LONG and (len(fields) > 2 or len(bounds) > 1):
-                fields, bounds = (fields[:-1], bounds) if len(fields) > 2 or len(bounds) < 2 else (fields, bounds[:1])
-            elif len(text) > LONG and (fields or bounds):
-                fields, bounds = (fields[:-1], bounds) if fields else (fields, [])
-            else:
-                return text
-        return text
+        triggers = [purpose(name, said, *ins, noun=noun, with_article=articled) for said in (old, "")
+                    for ins in (inputs, (inputs[0], []), ([], [])) for articled in (True, False)]
+        trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), " ".join(words(name)))
+        trigger = trigger[:1].upper() + trigger[1:]
+        fields = [] if re.search(r"\breturn", old if trigger == old_trigger(old) else trigger, re.I) else [
+            f for f in self.fields[tool.name] if not leaked_phrases(returns(act, [f], count), self.prompts)]
+        fields = fields[: variant.fields]
+        bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
+        for shown in range(len(bounds), -1, -1):
+            for named in range(len(fields), -1, -1):
+                said = returns(act, fields[:named], count)
+                first = f"{trigger}{'; ' + said if said else ''}."
+                text = " ".join([first, *bounds[:shown]])
+                if len(text) <= LONG and not leaked_phrases(text, self.prompts):
+                    return " ".join([self._more_of_old(first, old, text), *bounds[:shown]])
+        return f"{trigger}."
+
+    def _more_of_old(self, first: str, old: str, whole: str) -> str:
+        """When the first sentence is the server's own, its next sentences after it (what it returns first,
+        then limits and formats in order) while the whole text stays within three sentences and 400 characters."""
+        if first.rstrip(".") != old_trigger(old):
+            return first
+        rest = [s for s in sentences(old)[1:] if not BOUNDARY.search(s) and not leaked_phrases(s, self.prompts)]
+        for sentence in sorted(rest, key=lambda s: not re.search(r"\breturn", s, re.IGNORECASE)):
+            if len(sentences(whole)) >= 3 or len(whole) + len(sentence) + 1 > LONG:
+                break
+            first, whole = f"{first} {sentence.strip()}", f"{whole} {sentence.strip()}"
+        return first
 
     def inputs(self, tool: ToolDef) -> tuple[list[str], list[str]]:
         """What the tool goes by: per required parameter (two at most) the kinds of value its format names
@@ -277,7 +314,7 @@ class _Study:
             if expected != tool.name and row.get(tool.name):
                 wrong[expected] += row[tool.name]
         edit = self.current.edits.get(tool.name)
-        old = [s for s in sentences(edit.description or "")[1:] if _BOUNDARY.search(s)] if edit else []
+        old = [s for s in sentences(edit.description or "")[1:] if BOUNDARY.search(s)] if edit else []
         for other in self.catalog.tools:
             called = {other.name, names[other.name], exposed[other.name]}
             if other.name != tool.name and any(f"use {c} instead" in s for c in called for s in old):
@@ -307,7 +344,8 @@ class _Study:
         return out
 
 
-def _strip(text: str, leaks: Sequence[str]) -> str:
-    for leak in leaks:
-        text = re.sub(re.escape(leak), "", text, flags=re.IGNORECASE)
-    return re.sub(r"\s{2,}", " ", text).strip()
+def _record_id(line: str) -> str:
+    """The letters of the prefixed id a result line opens with ("ENG-131 [open] …" -> "ENG"), or ""."""
+    found = find_values(line.strip().lstrip("-* "), 0)
+    first = found[0] if found else None
+    return first.value.split("-")[0].upper() if first and first.kind == "prefixed_id" and first.position == 0 else ""

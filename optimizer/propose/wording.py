@@ -32,7 +32,7 @@ BY_VERBS = frozenset(("get", "search", "list", "delete"))
 """Verb classes (lint's `VERB_CLASS`) that take their inputs "by" something; others take them "with"."""
 _PREAMBLE = re.compile(r"^(?:this|the)\s+(?:tool|function|endpoint|api|method)\s+(?:allows|lets|enables|helps)?\s*"
                        r"(?:you|users|the user|the agent)?\s*(?:to|is used to|can be used to|will|is for)?\s*", re.I)
-_BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
+BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -68,16 +68,16 @@ def action(name: str, noun: str | None = None, old: str = "") -> Action:
 
 
 def purpose(name: str, old: str, inputs: Sequence[str], optional: Sequence[str] = (), *, noun: str | None = None,
-            article: bool = True) -> str:
+            with_article: bool = True) -> str:
     """The trigger, verb first, no preamble: the old first sentence when it says more than the name (40+
-    characters), else the name's action and object (with its article unless `article` is False), the kinds of
+    characters), else the name's action and object (with its article unless `with_article` is False), the kinds of
     input it goes by and, when known, one optional input ("Update an issue by issue key, setting a new
     status"; "Find events by keywords, optionally by ISO date")."""
     kept = old_trigger(old)
     if len(kept) >= 40 or says_more(kept, name):
         return kept
     act = action(name, noun, old)
-    obj = object_phrase(act) if article else act.object
+    obj = object_phrase(act) if with_article else act.object
     if not obj and not inputs:  # nothing known beyond the name: its old words, or its own
         return kept or " ".join(words(name)).capitalize()
     text = f"{act.verb} {obj}".strip()
@@ -85,7 +85,9 @@ def purpose(name: str, old: str, inputs: Sequence[str], optional: Sequence[str] 
     if inputs:
         text += (" with " if writes and act.kind != "update" else " by ") + and_(list(inputs)[:2])
     if optional:
-        text += (", setting " if act.kind in ("update", "create") else ", optionally by ") + optional[0]
+        setting = act.kind in ("update", "create")
+        said = f"{article(optional[0])} {optional[0]}" if setting and not optional[0].endswith("s") else optional[0]
+        text += (", setting " if setting else ", optionally by ") + said
     return text[:1].upper() + text[1:]
 
 
@@ -108,7 +110,7 @@ def old_trigger(old: str) -> str:
     """The old description's first sentence without preamble, in the imperative ("Reads a file" -> "Read a
     file"), or "" when it draws a boundary."""
     text = _PREAMBLE.sub("", first_sentence(old or "")).strip().rstrip(".")
-    if not text or _BOUNDARY.search(text):
+    if not text or BOUNDARY.search(text):
         return ""
     first, _, rest = text.partition(" ")
     bare = imperative(first)
