@@ -366,3 +366,29 @@ def test_on_an_unseen_server_no_error_text_no_sent_value_no_guessed_prose() -> N
         first_sentence(d or "") for d in described]
     assert candidates[0].edits["get_member"].parameters["member"] == \
         "An email address or member id, e.g. L-2468."  # the shapes it accepted
+
+
+def test_a_tool_nobody_called_takes_the_noun_of_the_records_its_requests_name() -> None:
+    """No call of get_item in the evidence, but its requests carry PRJ-… ids, which open the records another
+    tool lists and counts as "tasks"."""
+    catalog = Catalog("work", (tool("get_item", "", {"id": "string"}), tool("find", "Find", {"q": "string"})))
+    tasks = {
+        "g1": Task("g1", "Who owns PRJ-12?", Expect(tools=("get_item",)), "train"),
+        "g2": Task("g2", "Is PRJ-40 done yet?", Expect(tools=("get_item",)), "train"),
+        "f1": Task("f1", "Anything about the launch checklist?", Expect(tools=("find",)), "train"),
+    }
+    listing = "2 tasks match 'launch':\nPRJ-3 [open] Launch checklist\nPRJ-9 [done] Launch retro"
+
+    def ep(task_id: str, calls: Sequence[dict]) -> StoredEpisode:
+        data = {"prompt": tasks[task_id].prompt, "answer": "", "verdict": {"passed": False, "reason": ""},
+                "expected_tools": list(tasks[task_id].expect.tools), "calls": list(calls)}
+        return StoredEpisode(f"{task_id}-x", "sim:lexical", task_id, "train", "base", 0, "completed", False, data)
+
+    episodes = [ep("g1", [call("find", {"q": "PRJ-12"}, listing)]), ep("g2", [call("find", {"q": "PRJ-40"}, listing)]),
+                ep("f1", [call("find", {"q": "launch checklist"}, listing)])]
+    candidate = asyncio.run(RulesProposer().propose(catalog, Candidate(), build_evidence(episodes, tasks), k=1,
+                                                    seed=0))[0]
+    assert candidate.edits["get_item"].name == "get_task"
+    assert candidate.edits["find"].name == "find_tasks"
+    assert (candidate.edits["find"].description or "").startswith("Find tasks by keywords")
+    assert "Not for looking up a task; use get_item instead." in (candidate.edits["find"].description or "")

@@ -334,12 +334,12 @@ class _Study:
             lost = Counter(t for e in self.evidence.failures if e.expected_tools[:1] == (other_name,)
                            and e.chosen_tools[:1] == (tool.name,) for t in set(terms(e.prompt)))
             fields.sort(key=lambda f: -sum(lost[t] for t in terms(f)))  # those the lost requests ask about first
-            for shown in range(min(len(fields), variant.boundary_fields), -1, -1):
-                phrase = job(act, fields[:shown])
+            phrases = [job(act, fields[:shown]) for shown in range(min(len(fields), variant.boundary_fields), -1, -1)]
+            phrases.append(job(act, [], verb=True))  # "looking up a task": when the thing is this tool's too
+            for phrase in phrases:
                 line = f"Not for {phrase}; use {other_name} instead."
-                if not leaked_phrases(line, self.prompts):
-                    if (act.object or shown) and set(terms(phrase)) - own:
-                        out.append(line)
+                if (act.object or fields) and set(terms(phrase)) - own and not leaked_phrases(line, self.prompts):
+                    out.append(line)
                     break
         return out
 
