@@ -335,7 +335,7 @@ class _Study:
                            and e.chosen_tools[:1] == (tool.name,) for t in set(terms(e.prompt)))
             fields.sort(key=lambda f: -sum(lost[t] for t in terms(f)))  # those the lost requests ask about first
             phrases = [job(act, fields[:shown]) for shown in range(min(len(fields), variant.boundary_fields), -1, -1)]
-            phrases.append(job(act, [], verb=True))  # "looking up a task": when the thing is this tool's too
+            phrases.append(job(act, [], gerund_form=True))  # "looking up a task": when the thing is this tool's too
             for phrase in phrases:
                 line = f"Not for {phrase}; use {other_name} instead."
                 if (act.object or fields) and set(terms(phrase)) - own and not leaked_phrases(line, self.prompts):

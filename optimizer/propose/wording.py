@@ -132,11 +132,11 @@ def returns(act: Action, fields: Sequence[str], count_noun: str | None = None) -
     return f"returns its {and_(shown)}"
 
 
-def job(act: Action, fields: Sequence[str], verb: bool = False) -> str:
+def job(act: Action, fields: Sequence[str], gerund_form: bool = False) -> str:
     """Another tool's job as a phrase: what a lookup returns ("a customer's tier or status", "policies") unless
-    `verb`, else the action as a gerund ("tracking a shipment's last scan", "looking up a task")."""
+    `gerund_form`, else the action as a gerund ("tracking a shipment's last scan", "looking up a task")."""
     obj = object_phrase(act)
-    if act.verb == "look up" and not verb:  # what a lookup is for is the thing it returns
+    if act.verb == "look up" and not gerund_form:  # what a lookup is for is the thing it returns
         bare = fields or not act.object or act.plural or uncountable(act.object)
         verb, obj = "", (obj if bare else plural(act.object))
     else:
