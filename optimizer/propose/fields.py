@@ -88,7 +88,8 @@ def subject(texts: Sequence[str]) -> str | None:
         opening = [t for _, t in itertools.takewhile(lambda token: token[0] == "w", tokens)]
         after = tokens[len(opening)] if len(opening) < len(tokens) else ("", "")
         noun = opening[1:] if len(opening) > 1 and opening[0].endswith("ed") else opening
-        if 0 < len(noun) <= 2 and after[1] in _IDS and not set(noun) & (STOPWORDS | LINKS):
+        event = len(noun) == 1 and (noun[0].endswith("ed") or noun[0] in PARTICIPLES)  # "Scheduled EVT-1": no noun
+        if 0 < len(noun) <= 2 and after[1] in _IDS and not set(noun) & (STOPWORDS | LINKS) and not event:
             heads[" ".join(noun)] += 1
     ranked = sorted(heads.items(), key=lambda item: (-item[1], item[0]))
     return ranked[0][0] if ranked and ranked[0][1] * 2 >= len(texts) else None
