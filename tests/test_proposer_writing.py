@@ -25,6 +25,12 @@ def test_fields_are_the_labels_most_results_show_never_their_values() -> None:
         assert value not in " ".join(result_fields(BOOKS)), value
 
 
+def test_a_record_repeated_by_two_listings_is_not_a_field() -> None:
+    one = "2 loans match 'a':\nL-1 Dune (reader Ann, due 2031-01-02)\nL-2 Emma cover torn 3 times (reader Bo)"
+    two = "2 loans match 'b':\nL-3 Ulysses (reader Cy, due 2031-02-03)\nL-2 Emma cover torn 3 times (reader Bo)"
+    assert result_fields([one, two]) == ["reader", "due"]  # not "cover torn": the same line twice
+
+
 def test_one_result_counts_only_the_labels_it_marks_plainly() -> None:
     prose = "Loan policy: Standard loans last 21 days; renewals cost $1.50, otherwise free. Note: see desk."
     assert result_fields([prose]) == ["loan policy", "note"]

@@ -76,7 +76,7 @@ def episode(task_id: str, calls: Sequence[dict], passed: bool = False, model: st
     return StoredEpisode(f"{task_id}-{model}", model, task_id, t.split, "base", 0, "completed", passed, data)
 
 
-DOCS = "3 documents match '{q}' (searched 16 documents):\n- eng/runbooks/x.md (DOC-101): Runbook. Owner: Ann."
+DOCS = "3 documents match '{q}' (searched 16 documents):\n- eng/runbooks/x.md (DOC-101): Runbook on {q}. Owner: Ann."
 EPISODES = [
     *(episode(t, [call("lookup_order", {"order_id": "#10007"}, "Order #10007: total $219.40, placed 2026-03-01.")],
               model=m) for t in ("track1", "track2", "track3") for m in ("sim:lexical", "sim:skim")),

@@ -14,7 +14,7 @@ import ast
 import itertools
 import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -45,17 +45,27 @@ Token = tuple[str, str]
 
 
 def result_fields(texts: Sequence[str]) -> list[str]:
-    """Field labels most of `texts` show (see the module docstring). From a single result only the labels it
-    marks plainly count ("Label: value" or a JSON key): one record cannot tell a field from prose."""
+    """Field labels most of `texts` show (see the module docstring), each on two different lines when two results
+    show it (listings that repeat one record's line repeat no field). From a single result
+    only the labels it marks plainly count ("Label: value" or a JSON key): one record cannot tell a field from
+    prose."""
     seen: Counter[str] = Counter()
+    lines: dict[str, set[str]] = defaultdict(set)
     first: dict[str, tuple[int, int]] = {}
     for number, text in enumerate(texts):
-        labels = list(dict.fromkeys(label for label, plain in _labels(text) if plain or len(texts) > 1))
-        seen.update(labels)
-        for position, label in enumerate(labels):
+        found = [(label, line) for line in _lines(text) for label, plain in _labels(line) if plain or len(texts) > 1]
+        for position, (label, line) in enumerate(found):
             first.setdefault(label, (number, position))
+            lines[label].add(line.strip())
+        seen.update({label for label, _ in found})
     floor = 1 if len(texts) < 2 else (len(texts) + 1) // 2
-    return sorted((label for label, count in seen.items() if count >= floor), key=first.__getitem__)
+    kept = [label for label, count in seen.items() if count >= floor and len(lines[label]) >= min(count, 2)]
+    return sorted(kept, key=first.__getitem__)
+
+
+def _lines(text: str) -> list[str]:
+    """A result's lines, or the whole of it when it is JSON or a Python literal."""
+    return [text] if _literal(text.strip()) is not None else [line for line in text.splitlines() if line.strip()]
 
 
 def labels_in(text: str) -> list[str]:

@@ -114,8 +114,11 @@ def read_message(message: str, sent: Iterable[str]) -> Format:
 
 
 def read_gloss(gloss: str) -> Format:
-    """What a message calls a parameter, "user (an assignee email)": a noun phrase, with the kind it names."""
-    if find_values(gloss, 0) or len(words(gloss)) > 6 or gloss.lower().startswith(("got", "one of")):
+    """What a message calls a parameter, "user (an assignee email)": a noun phrase, with the kind it names; or
+    the values it lists, "status (open, closed)"."""
+    if gloss.lower().startswith("one of:"):
+        return Format(options=[o.strip() for o in re.split(r",|\bor\b", gloss[7:]) if o.strip()])
+    if find_values(gloss, 0) or len(words(gloss)) > 6 or gloss.lower().startswith("got"):
         return Format()
     noun = _noun(gloss)
     kind = _named_kind(noun)

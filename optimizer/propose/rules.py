@@ -285,13 +285,15 @@ class _Study:
     def inputs(self, tool: ToolDef) -> tuple[list[str], list[str]]:
         """What the tool goes by: per required parameter (two at most) the kinds of value its format names
         ("email address or customer id"), "keywords" for a free-text query, what errors call it ("new
-        status"), else a specific parameter name; and the one optional parameter whose format is known."""
+        status"), the parameter's name when it takes one of a list, else a specific parameter name; and the
+        same for the (two at most) optional parameters whose format is known."""
         required, optional = [], []
         ordered = [p for p in tool.required if p in tool.properties]
         for param in [*ordered, *(p for p in tool.properties if p not in ordered)]:
             fmt = self.formats[tool.name][param]
             nouns = list(dict.fromkeys(a.noun for a in fmt.alternatives if a.noun))
             said = or_(nouns) if nouns else re.sub(r"^the\s+", "", fmt.gloss) if fmt.gloss else ""
+            said = said or (" ".join(words(param)) if fmt.options else "")  # "status", one of a closed list
             if param in tool.required:
                 free = "keywords" if set(words(param)) & FREE_TEXT_WORDS else ""
                 named = param.lower() not in GENERIC_PARAMETERS and not set(terms(param)) <= set(terms(tool.name))
@@ -299,7 +301,7 @@ class _Study:
                 required += [t for t in [said or free or specific] if t]
             elif said:
                 optional.append(said)
-        return required[:2], optional[:1]
+        return required[:2], optional[:2]
 
     def boundaries(self, tool: ToolDef, variant: Variant, exposed: Mapping[str, str],
                    names: Mapping[str, str]) -> list[str]:

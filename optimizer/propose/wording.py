@@ -86,8 +86,8 @@ def purpose(name: str, old: str, inputs: Sequence[str], optional: Sequence[str] 
         text += (" with " if writes and act.kind != "update" else " by ") + and_(list(inputs)[:2])
     if optional:
         setting = act.kind in ("update", "create")
-        said = f"{article(optional[0])} {optional[0]}" if setting and not optional[0].endswith("s") else optional[0]
-        text += (", setting " if setting else ", optionally by ") + said
+        said = [f"{article(o)} {o}" if setting and singular(o.split()[-1]) == o.split()[-1] else o for o in optional]
+        text += (", setting " if setting else ", optionally by ") + or_(said[:2])
     return text[:1].upper() + text[1:]
 
 
