@@ -83,11 +83,13 @@ def purpose(name: str, old: str, inputs: Sequence[str], optional: Sequence[str] 
     text = f"{act.verb} {obj}".strip()
     writes = act.kind in ("create", "update") or (act.kind not in BY_VERBS and act.verb in WRITE_VERBS)
     if inputs:
-        text += (" with " if writes and act.kind != "update" else " by ") + and_(list(inputs)[:2])
+        said = [f"a {i}" if i.split()[0].endswith("'s") else i for i in inputs[:2]]  # "a person's email address"
+        text += (" with " if writes and act.kind != "update" else " by ") + and_(said)
     if optional:
         setting = act.kind in ("update", "create")
-        said = [f"{article(o)} {o}" if setting and singular(o.split()[-1]) == o.split()[-1] else o for o in optional]
-        text += (", setting " if setting else ", optionally by ") + or_(said[:2])
+        extra = [f"{article(o)} {o}" if (setting and singular(o.split()[-1]) == o.split()[-1])
+                 or o.split()[0].endswith("'s") else o for o in optional]
+        text += (", setting " if setting else ", optionally by ") + or_(extra[:2])
     return text[:1].upper() + text[1:]
 
 
