@@ -243,7 +243,9 @@ def _label(segment: list[Token], before: str, after: str, opening: bool, followi
         return _clean([t for _, t in segment], following, True), following
     if segment[0] == ("v", "number") or (kinds[0] == "w" and segment[0][1] in STOPWORDS | LINKS):
         return "", ""  # a count or a sentence ("2 orders for …", "No events match …", "A reply comes …")
-    start = 1 if kinds[:1] == ["v"] else 0
+    start = 1 if kinds[:1] == ["v"] and segment[0][1] in _IDS else 0  # "#NNNNN placed …", not "Rate limiter …"
+    if kinds[:1] == ["v"] and not start:
+        return "", ""
     end = start
     while end < len(segment) and kinds[end] == "w":
         end += 1
@@ -253,7 +255,8 @@ def _label(segment: list[Token], before: str, after: str, opening: bool, followi
         if not head or head[-1] in LINKS or event:
             return "", ""
         return _clean(head, segment[end][1], False), segment[end][1]
-    if start == 0 and len(head) == 2 and head[1] not in LINKS and before in (",", ";", "|"):  # "status active"
+    listed = bool(before) and before[-1] in ",;|:"  # "…, status active, …"
+    if start == 0 and len(head) == 2 and head[1] not in LINKS and listed:
         return _clean(head[:1], "word", False), "word"
     return "", ""
 

@@ -84,7 +84,8 @@ def _merge(into: Format, more: Format) -> None:
 
 def _accepted(name: str, note: ArgumentNote) -> list[Alternative]:
     """The kinds of value a parameter accepted, when two or more distinct values were all entities of at most
-    three kinds (an id's noun from the parameter's name: `customer` + C-1 -> "customer id")."""
+    three kinds (an id's noun from the parameter's name: `customer` + C-1 -> "customer id"); only the kind its
+    name asks for when it names one (a `path` that accepted a date is still a path)."""
     kinds: dict[str, str] = {}
     for value in note.accepted:
         found = [f for f in find_values(value, 0) if f.kind in ENTITY_KINDS and f.value == value.strip()]
@@ -94,6 +95,8 @@ def _accepted(name: str, note: ArgumentNote) -> list[Alternative]:
     if len(set(note.accepted)) < 2 or len(kinds) > 3:
         return []
     named = [w for w in words(name) if w not in GENERIC_PARAMETERS]
+    asked = property_kinds(name, {})[0]  # a parameter named for a kind ("path") takes that kind only
+    kinds = {kind: value for kind, value in kinds.items() if not asked or kind in asked}
     out = []
     for kind, value in sorted(kinds.items()):
         noun = NOUNS[kind]
