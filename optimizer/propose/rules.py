@@ -1,25 +1,22 @@
-"""The offline rules proposer: deterministic rewrites of tool definitions from train evidence.
+"""The offline rules proposer: deterministic rewrites of tool definitions from what the server and the train
+evidence show, with no vocabulary of any domain.
 
-What it writes for a tool (PRINCIPLES: what + when, boundary, inputs, about 200-400 characters):
-- a trigger first sentence, all a skimming reader sees: the purpose (from the name and the old
-  description, no preamble), everyday words for a generic operation ("update" -> change, move, …),
-  and the concepts its requests are about, named in general words from `lexicon` ("deliveries (where
-  a package or parcel is, the courier, tracking, arrival)"): first those its name signals, then those
-  of its train tasks (concepts in two or more of its prompts, ranked by `TermTable.ranked`), then those
-  of its old description;
-- "Also fits requests about …" with more concepts, "Typical requests mention …" with at most a few
-  plain words that three or more of its prompts use (never values, proper nouns or rare words), and
-  the field labels its results show;
-- "Not for …; use X instead." on a tool agents called when X was expected, with X's concepts;
-- parameter descriptions from validation errors, what errors call a parameter, schemas, amounts
-  that came back divided by 100 (cents), same-named parameters of other tools and accepted shapes;
-- verb_object renames of bare generic verbs and generic objects (`search`, `get_item`).
+What it writes for a tool (PRINCIPLES: what + when, boundary, inputs; one to three sentences, at most 400
+characters):
+- a first sentence, verb first, which is all a skimming reader sees: what the tool does (the old first sentence
+  when it says more than the name, else the name's action and object: "Look up a customer"), the kinds of input
+  it goes by ("by email address, phone number or customer id", from the parameters' formats) and what comes
+  back ("returns its tier, status and shipping address": field labels its successful train results show,
+  those the tool's train requests ask about first);
+- "Not for <the other tool's job>; use <other tool> instead." for the tools agents expected when they picked
+  this one, the job said from the other tool's own name and result fields;
+- parameter descriptions stating the format with an invented example (`parameters`);
+- verb_object renames of bare generic names (`search`, `get_item`).
 
-Contract: `propose` returns up to k distinct candidates, none equal to `current`, each built on
-`current` (tools it does not rewrite keep their edits; a rewritten tool keeps its parameter
-descriptions unless the evidence says more, and its boundary relations), deterministic for (catalog,
-current, evidence, k, seed). No text it writes copies ids, emails, numbers or 3-word phrases from
-the train prompts: every text passes `leaked_phrases`, and values shown by example are synthesised.
+Contract: `propose` returns up to k distinct candidates, none equal to `current`, each built on `current` (tools
+it does not rewrite keep their edits; a rewritten tool keeps its parameter descriptions unless the evidence says
+more, and its boundary relations), deterministic for (catalog, current, evidence, k, seed). No text it writes
+holds an error message, a value an agent sent, or anything `leaked_phrases` finds in the train prompts.
 """
 
 from __future__ import annotations
@@ -32,76 +29,70 @@ from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespace_word, namespaced
 from optimizer.propose.base import Evidence
-from optimizer.propose.evidence import listing
+from optimizer.propose.evidence import NO_CALL, ArgumentNote, argument_notes
+from optimizer.propose.fields import counted_noun, result_fields, subject, substantive
+from optimizer.propose.formats import read_message
 from optimizer.propose.leakage import leaked_phrases
-from optimizer.propose.lexicon import concept, concepts_in
-from optimizer.propose.parameters import parameter_hints
-from optimizer.propose.term_table import (
-    BOUNDARY_TERMS,
-    KIND_WORDS,
-    TermTable,
-    content_words,
-    first_part,
-    lowercase,
-    results_by_tool,
-    tool_docs,
+from optimizer.propose.parameters import GENERIC_PARAMETERS, format_of, parameter_hints
+from optimizer.propose.term_table import KIND_WORDS, TermTable, lowercase, results_by_tool, tool_docs
+from optimizer.propose.wording import (
+    BOUNDARY,
+    FILLER,
+    action,
+    job,
+    old_trigger,
+    or_,
+    plural,
+    purpose,
+    returns,
+    singular,
 )
-from optimizer.text import STOPWORDS, first_sentence, sentences, stem, terms, words
-from optimizer.values import describe_values
+from optimizer.text import sentences, stem, terms, words
+from optimizer.values import FREE_TEXT_WORDS, find_values
 
 GENERIC_VERBS = frozenset(("search", "get", "list", "create", "query", "find", "fetch", "update", "delete", "run",
                           "read", "lookup", "add", "remove", "set", "make", "show", "view", "edit", "new", "do"))
-GENERIC_OBJECTS = frozenset(terms("item entry data record object thing resource info detail stuff value element "
-                                  "entity result"))
-REQUEST_VERBS = frozenset(terms("look tell show find get give check open pull read see list search set make create "
-                                "file log raise move mark send book schedule write add update change help hand "
-                                "put run let say ask use take keep call go come happen"))
-UNITS = frozenset(("words", "characters", "bytes", "lines", "items", "results", "matches", "seconds", "minutes",
-                   "hours", "days", "times"))
-VERB_WORDS = {  # everyday words for generic operations (plain English, not any one server's)
-    **dict.fromkeys(("get", "fetch", "read", "lookup", "view"), ("open", "read", "show", "look up")),
-    "list": ("list", "show all", "how many"),
-    **dict.fromkeys(("search", "query", "find"), ("search", "find", "look for", "any about")),
-    **dict.fromkeys(("create", "add", "new"), ("create", "new", "add", "write", "file", "log", "raise")),
-    **dict.fromkeys(("update", "edit", "set", "modify"), ("update", "change", "set", "move", "mark", "reassign")),
-    **dict.fromkeys(("delete", "remove"), ("delete", "remove", "cancel")),
-}
-RECOVERY = "After an error, read its message: it says whether to fix the input or try something else."
-SHORT, LONG = 200, 400
-_BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
-_PREAMBLE = re.compile(r"^(?:this|the)\s+(?:tool|function|endpoint|api|method)\s+(?:allows|lets|enables|helps)?\s*"
-                       r"(?:you|users|the user|the agent)?\s*(?:to|is used to|can be used to|will|is for)?\s*", re.I)
-_LABEL = re.compile(r"(?:^|\n|[.;]\s)([A-Z][a-z]+(?: [a-z]+)?):\s")
-_COUNT_NOUN = re.compile(r"\b(?:\d+|[Nn]o)\s+([a-z]{3,}s)\b")
-"""A document: (stem, surface word) pairs and a weight (1 for a clause of its own, 1/n for a share)."""
+GENERIC_OBJECTS = frozenset(terms(" ".join(FILLER)))
+LONG = 400
+LOOKUPS = frozenset(("get", "search", "list"))
+"""Verb classes whose job is the information they return: a boundary line names the other tool's fields."""
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One way of rewriting: trigger / "Also fits" concept counts, "Typical requests" words, result
-    labels, how concepts are ranked (`TermTable.ranked` modes), everyday verbs, renames, boundary sentences,
-    and which tools ("all" with train tasks or failures, or only "failing" ones)."""
+    """One way of rewriting: how many result fields the first sentence names, whether it names the inputs,
+    how many boundary lines (and how many of the other tool's fields each names), renames, whether descriptions
+    are rewritten at all (False: parameter descriptions only), and which tools ("all" with train tasks or
+    failures, or "failing" ones)."""
 
-    vocab: int = 3
-    extra: int = 3
-    mentions: int = 3
-    returns: int = 4
-    mode: str = "share"
-    verbs: bool = True
+    fields: int = 3
+    inputs: bool = True
+    boundaries: int = 2
+    boundary_fields: int = 1
     rename: bool = True
-    boundaries: bool = True
+    describe: bool = True
     scope: str = "all"
 
+    def summary(self) -> str:
+        if not self.describe:
+            return "rules: parameter descriptions only"
+        parts = [f"{self.fields} result fields" if self.fields else "no result fields",
+                 "inputs named" if self.inputs else "inputs not named",
+                 f"up to {self.boundaries} boundary lines" if self.boundaries else "no boundary lines",
+                 "generic names renamed" if self.rename else "names kept",
+                 "failing tools only" if self.scope == "failing" else ""]
+        return "rules: " + ", ".join(p for p in parts if p)
 
-VARIANTS = (
-    Variant(vocab=3, extra=3, mentions=0),
-    Variant(vocab=3, extra=3, mode="common", scope="failing"),
-    Variant(vocab=2, extra=3, mentions=0, mode="spread"),
-    Variant(vocab=4, extra=4, mentions=2, returns=6, mode="mixed"),
-    Variant(vocab=2, extra=2, mentions=0, returns=6, rename=False, verbs=False),
-    Variant(vocab=1, extra=2, returns=2, mode="spread", rename=False),
-    Variant(vocab=3, extra=0, mentions=0, returns=0, boundaries=False, verbs=False),
-    Variant(vocab=2, extra=2, mentions=2, mode="mixed", boundaries=False),
+
+VARIANTS = (  # every run of four in a row (the seed picks where one starts) holds two full rewrites
+    Variant(),
+    Variant(fields=0, boundary_fields=0),
+    Variant(fields=4, boundary_fields=2),
+    Variant(boundaries=0),
+    Variant(fields=5, rename=False),
+    Variant(describe=False),
+    Variant(fields=2, scope="failing"),
+    Variant(fields=2, inputs=False, boundaries=1, boundary_fields=0),
 )
 
 
@@ -113,6 +104,7 @@ class RulesProposer:
 
     def __init__(self, variants: Sequence[Variant] = VARIANTS) -> None:
         self.variants = tuple(variants)
+        self._why: dict[str, str] = {}
 
     async def propose(
         self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
@@ -127,6 +119,7 @@ class RulesProposer:
             if candidate is not None and candidate.key not in keys:
                 keys.add(candidate.key)
                 out.append(candidate)
+                self._why[candidate.key] = variant.summary()
         return out
 
     def last_report(self) -> dict[str, Any]:
@@ -134,12 +127,13 @@ class RulesProposer:
         return {}
 
     def rationale(self, key: str) -> str | None:
-        return None
+        """Which way of rewriting made the candidate (`Variant.summary`)."""
+        return self._why.get(key)
 
 
 class _Study:
-    """What the evidence says about each tool: task and result vocabulary, object noun, parameter
-    descriptions. Built once per `propose` call."""
+    """What the evidence says about each tool: its result fields and nouns, its inputs' formats, its parameter
+    descriptions, the tools agents confused it with. Built once per `propose` call."""
 
     def __init__(self, catalog: Catalog, current: Candidate, evidence: Evidence) -> None:
         self.catalog, self.current, self.evidence = catalog, current, evidence
@@ -148,53 +142,61 @@ class _Study:
                               | {e.prompt for e in episodes})
         order = {e.prompt: e.expected_tools for e in episodes}
         self.tasks = TermTable(tool_docs(evidence.prompts_by_tool, order, lowercase(self.prompts)))
-        self.concepts = TermTable({tool: [([(k, k) for k in concepts_in({t for t, _ in pairs} - KIND_WORDS)], weight)
-                                       for pairs, weight in docs] for tool, docs in self.tasks.docs.items()})
         self.results = results_by_tool(episodes)
-        lower = lowercase(describe_values(text) for texts in self.results.values() for text in texts)
-        self.outputs = TermTable({tool: [(content_words(text, lower), 1.0) for text in texts]
-                               for tool, texts in self.results.items()})
-        self.nouns: dict[str, Counter[str]] = defaultdict(Counter)  # surface words of result nouns
         self.hints = parameter_hints(catalog, episodes, self.prompts, evidence.prompts_by_tool, current)
+        notes = argument_notes(episodes, {t.name: list(t.properties) for t in catalog.tools})
+        self.formats = {t.name: {p: format_of(p, prop, (notes.get(t.name) or {}).get(p) or ArgumentNote())
+                                 for p, prop in t.properties.items()} for t in catalog.tools}
         self.failing = {t for e in evidence.failures for t in (*e.expected_tools[:1], *e.chosen_tools[:1])}
+        for tool in catalog.tools:  # a parameter known only by its description (`_borrow`): read what it asks for
+            for param, hint in self.hints.get(tool.name, {}).items():
+                if param in self.formats[tool.name] and not self.formats[tool.name][param].known():
+                    asked = hint.removeprefix("Optional. ")
+                    self.formats[tool.name][param] = read_message(f"{param} must be {asked}", ())
+        self.fields = {t.name: self._ranked_fields(t) for t in catalog.tools}
 
-    def word(self, term: str) -> str:
-        counts = self.tasks.surface.get(term) or self.outputs.surface.get(term) or self.nouns.get(term)
-        return min(counts, key=lambda w: (-counts[w], len(w), w)) if counts else term
+    def _ranked_fields(self, tool: ToolDef) -> list[str]:
+        """Result fields, those whose words the tool's train requests use first, then in result order; none
+        that only repeats the tool's name."""
+        own = set(terms(tool.name.replace("_", " "))) | set(terms(self.noun(tool) or ""))
+        labels = [f for f in result_fields(substantive(self.results.get(tool.name, []))) if not set(terms(f)) <= own]
+        asked = {f: sum(self.tasks.count(tool.name, t) for t in terms(f) if t not in KIND_WORDS | own) for f in labels}
+        valued = {f: bool(set(terms(f)) & KIND_WORDS) for f in labels}  # "email": a word requests carry as values
+        return sorted(labels, key=lambda f: (valued[f], -min(asked[f], 2), labels.index(f)))
 
-    def noun(self, tool: ToolDef, tasks: bool) -> str | None:
-        """The object a generic tool acts on (singular): two points for a plural noun most of its results
-        count in their first line ("3 documents match"), one for a word of its own text and, with
-        `tasks`, the number of its prompts using a word at most half of the tools use; None below 2.
-        Words users type make strong name tokens that pull in every prompt using them, so `renames`
-        names a lone tool from its results and text only."""
-        scores: defaultdict[str, float] = defaultdict(float)
-        for term in self.tasks.ranked(tool.name, 1, "spread") if tasks else ():
-            scores[term] += self.tasks.count(tool.name, term)
-        results = self.results.get(tool.name, [])
-        heads = [text.strip().split("\n")[0] for text in results]
-        plurals = Counter(p for head in heads for p in dict.fromkeys(_COUNT_NOUN.findall(head)) if p not in UNITS)
-        for plural, count in plurals.items():
-            if len(results) >= 2 and count * 2 >= len(results):
-                scores[stem(plural)] += 2.0
-                self.nouns[stem(plural)][plural] += 1
-        own = " ".join([tool.description, *(str(p.get("description", "")) for p in tool.properties.values())])
-        for term in set(terms(own)):
-            scores[term] += 1.0
-        banned = GENERIC_VERBS | GENERIC_OBJECTS | REQUEST_VERBS | KIND_WORDS | BOUNDARY_TERMS | set(terms(tool.name))
-        ranked = sorted((-score, term) for term, score in scores.items()
-                        if term not in banned and len(term) > 2 and not self.word(term).endswith("ed"))
-        return _singular(self.word(ranked[0][1])) if ranked and -ranked[0][0] >= 2 else None
+    def noun(self, tool: ToolDef, borrow: bool = True) -> str | None:
+        """The singular thing a tool is about: the noun its results open with before an id, else the one they
+        count ("3 documents match"), else the word its first required input's kinds share ("document path or
+        document id"), else (with `borrow`) the noun of the tool whose result records open with ids of the
+        letters the requests for this tool carry (requests with ENG-1 ids; another tool lists "ENG-2 …" records
+        and counts "issues")."""
+        texts = self.results.get(tool.name, [])
+        found = subject(substantive(texts)) or counted_noun(texts)
+        if found:
+            return singular(found)
+        for param in [p for p in tool.required if p in tool.properties][:1]:
+            heads = {a.noun.split()[0] for a in self.formats[tool.name][param].alternatives if len(a.noun.split()) > 1}
+            if len(heads) == 1 and not set(terms(next(iter(heads)))) & KIND_WORDS and "'" not in next(iter(heads)):
+                return heads.pop()
+        return self._noun_by_ids(tool) if borrow else None
 
-    def returns(self, tool: str) -> list[str]:
-        """What the tool's results hold: the field labels most of them show ("Status:", "Owner:")."""
-        results = self.results.get(tool, [])
-        labels = Counter(label for text in results for label in dict.fromkeys(_LABEL.findall(text)))
-        out = [t for label, n in labels.most_common() if n * 2 >= len(results) for t in terms(label)
-               if t not in KIND_WORDS]
-        return list(dict.fromkeys(out))
+    def _noun_by_ids(self, tool: ToolDef) -> str | None:
+        asked = {f.value.split("-")[0].upper() for prompt in self.evidence.prompts_by_tool.get(tool.name, ())
+                 if self._alone(prompt) for f in find_values(prompt, 0) if f.kind == "prefixed_id"}
+        owners: Counter[str] = Counter()
+        for other in self.catalog.tools:
+            listed = {opening for text in self.results.get(other.name, []) for line in text.splitlines()
+                      if (opening := _record_id(line))}
+            if other.name != tool.name and asked & listed and (noun := self.noun(other, borrow=False)):
+                owners[noun] += len(asked & listed)
+        ranked = owners.most_common(2)
+        return ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
 
-    # --- candidates -----------------------------------------------------------------------------------
+    def _alone(self, prompt: str) -> bool:
+        """Whether only one tool's train tasks hold this prompt."""
+        return sum(prompt in prompts for prompts in self.evidence.prompts_by_tool.values()) == 1
+
+    # --- candidates ---------------------------------------------------------------------------------------
 
     def candidate(self, variant: Variant) -> Candidate:
         targets = [t for t in self.catalog.tools if t.name in self.tasks.docs or t.name in self.failing]
@@ -202,14 +204,15 @@ class _Study:
             targets = [t for t in targets if t.name in self.failing]
         edits = dict(self.current.edits)
         names = {t.name: (edits.get(t.name) or ToolEdit()).name or t.name for t in self.catalog.tools}
-        if variant.rename:
+        if variant.rename and variant.describe:
             names.update(self.renames(targets, names))
         word = namespace_word(self.catalog, self.current)
         exposed = {orig: namespaced(name, self.current.scheme, word) for orig, name in names.items()}
         for tool in targets:
             old = edits.get(tool.name) or ToolEdit()
+            text = self.describe(tool, variant, exposed, names) if variant.describe else old.description
             edits[tool.name] = ToolEdit(name=None if names[tool.name] == tool.name else names[tool.name],
-                                        description=self.describe(tool, variant, exposed, names[tool.name]),
+                                        description=text,
                                         parameters={**old.parameters, **self.hints.get(tool.name, {})})
         for tool in self.catalog.tools:  # renamed tools that are not rewritten keep their old text
             if names[tool.name] != tool.name:
@@ -218,166 +221,133 @@ class _Study:
 
     def renames(self, targets: Sequence[ToolDef], names: Mapping[str, str]) -> dict[str, str]:
         """verb_object names for tools named by a bare generic verb or a generic verb + generic object
-        (`search`, `get_item`); tools sharing a generic object share the noun most of them point to
-        (by their results and text, else by their tasks)."""
+        (`search`, `get_item`), the object being the noun their results are about; tools sharing a generic
+        object share the noun most of them point to."""
         generic = {t.name: parts for t in targets if (parts := words(names[t.name])) and parts[0] in GENERIC_VERBS
                    and (len(parts) == 1 or (len(parts) == 2 and stem(parts[1]) in GENERIC_OBJECTS))}
-        nouns = {name: self.noun(self.catalog.get(name), tasks=False) for name in generic}
+        nouns = {name: self.noun(self.catalog.get(name)) for name in generic}
         siblings: dict[str, list[str]] = defaultdict(list)
         for name, parts in generic.items():
             siblings[stem(parts[1]) if len(parts) == 2 else name].append(name)
         for members in (m for m in siblings.values() if len(m) > 1):
-            votes = Counter(nouns[m] for m in members if nouns[m]) or Counter(
-                n for m in members if (n := self.noun(self.catalog.get(m), tasks=True)))
+            votes = Counter(nouns[m] for m in members if nouns[m])
             if votes:
                 nouns.update(dict.fromkeys(members, votes.most_common(1)[0][0]))
         taken, out = set(names.values()), {}
         for name, parts in generic.items():
-            noun = nouns[name]
-            new = f"{parts[0]}_{_plural(noun) if parts[0] in ('search', 'list', 'query') else noun}" if noun else ""
+            noun = (nouns[name] or "").rpartition(" ")[2]  # the head noun: "wiki page" names a tool `create_page`
+            many = parts[0] in ("search", "list", "query", "find")
+            new = f"{parts[0]}_{plural(noun) if many else noun}" if noun else ""
+            new = re.sub(r"[^a-z0-9_]+", "_", new.lower()).strip("_")
             if new and new not in taken and not leaked_phrases(new.replace("_", " "), self.prompts):
                 taken.add(new)
                 out[name] = new
         return out
 
-    def describe(self, tool: ToolDef, variant: Variant, exposed: Mapping[str, str], name: str) -> str:
-        """Trigger and "Use when" sentences naming the concepts of the tool's train tasks (`lexicon`) and
-        of its own text, what its results show, boundaries, then inputs and recovery while short; fitted
-        to the length band, and no concept whose phrase `leaked_phrases` flags."""
-        own = set(terms(name))
-        said = terms(f"{name} {tool.name}")
-        named = sorted(concepts_in(set(said)), key=lambda k: [t in concept(k).signals for t in said].index(True))
-        found = self.concepts.ranked(tool.name, 2, variant.mode)
-        vocab = list(dict.fromkeys([*named, *found, *concepts_in(set(terms(tool.description)))]))
-        returns = [t for t in self.returns(tool.name) if t not in own]
-        phrased = {t for k in vocab for t in terms(concept(k).phrase)}
-        floor = 3
-        mentions = [t for t in self.tasks.ranked(tool.name, floor, "share")
-                    if t not in own | phrased | REQUEST_VERBS | GENERIC_VERBS][: variant.mentions]
-        boundaries = self.boundaries(tool, exposed, set(vocab)) if variant.boundaries else []
-        purpose, verb = _purpose(tool, name), (words(name) or [""])[0]
-        if variant.verbs and verb in VERB_WORDS:  # what people call a generic operation
-            called = [w for w in VERB_WORDS[verb] if not set(terms(w)) <= set(terms(purpose))]
-            purpose += f" ({listing(called)})" if called else ""
-        shape = [variant.vocab, variant.extra, variant.returns, min(2, len(boundaries)), 0]
-        text = ""
-        for _ in range(60):
-            text = self._compose(purpose, vocab, mentions, returns, boundaries, tool, shape)
-            leaks = leaked_phrases(text, self.prompts)
-            leaky = {k for k in vocab if any(leak in concept(k).phrase.lower() for leak in leaks)}
-            bad = {t for leak in leaks for t in terms(leak)}
-            if leaks and not leaky and not bad & set(mentions):
-                return _strip(text, leaks)
-            if leaks:
-                vocab, mentions = [k for k in vocab if k not in leaky], [t for t in mentions if t not in bad]
-            elif len(text) > LONG and (shape[1] or shape[3] > 1 or shape[2] > 2 or shape[0] > 1):
-                shape[1 if shape[1] else 3 if shape[3] > 1 else 2 if shape[2] > 2 else 0] -= 1
-            elif len(text) < SHORT and (shape[0] + shape[1] < len(vocab) or shape[4] < 2):
-                shape[1 if shape[0] + shape[1] < len(vocab) else 4] += 1
-            else:
+    def describe(self, tool: ToolDef, variant: Variant, exposed: Mapping[str, str], names: Mapping[str, str]) -> str:
+        """The first sentence (purpose, inputs, what comes back) and the boundary lines, within 400 characters:
+        result fields go first, then boundary lines, until it fits; no part `leaked_phrases` flags (the old
+        first sentence included: then the proposer's own words say it)."""
+        name, noun = names[tool.name], self.noun(tool)
+        act = action(name, noun, tool.description)
+        inputs = self.inputs(tool) if variant.inputs else ([], [])
+        count = counted_noun(self.results.get(tool.name, []))
+        old = tool.description
+        triggers = [purpose(name, said, *ins, noun=noun, with_article=articled) for said in (old, "")
+                    for ins in (inputs, (inputs[0], []), ([], [])) for articled in (True, False)]
+        trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), " ".join(words(name)))
+        trigger = trigger[:1].upper() + trigger[1:]
+        fields = [] if re.search(r"\breturn", old if trigger == old_trigger(old) else trigger, re.I) else [
+            f for f in self.fields[tool.name] if not leaked_phrases(returns(act, [f], count), self.prompts)]
+        fields = fields[: variant.fields]
+        bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
+        for shown in range(len(bounds), -1, -1):
+            for named in range(len(fields), -1, -1):
+                said = returns(act, fields[:named], count)
+                first = f"{trigger}{'; ' + said if said else ''}."
+                text = " ".join([first, *bounds[:shown]])
+                if len(text) <= LONG and not leaked_phrases(text, self.prompts):
+                    return " ".join([self._more_of_old(first, old, text), *bounds[:shown]])
+        return f"{trigger}."
+
+    def _more_of_old(self, first: str, old: str, whole: str) -> str:
+        """When the first sentence is the server's own, its next sentences after it (what it returns first,
+        then limits and formats in order) while the whole text stays within three sentences and 400 characters."""
+        if first.rstrip(".") != old_trigger(old):
+            return first
+        rest = [s for s in sentences(old)[1:] if not BOUNDARY.search(s) and not leaked_phrases(s, self.prompts)]
+        for sentence in sorted(rest, key=lambda s: not re.search(r"\breturn", s, re.IGNORECASE)):
+            if len(sentences(whole)) >= 3 or len(whole) + len(sentence) + 1 > LONG:
                 break
-        return text
+            first, whole = f"{first} {sentence.strip()}", f"{whole} {sentence.strip()}"
+        return first
 
-    def _compose(self, purpose: str, vocab: list[str], mentions: list[str], returns: list[str],
-                 boundaries: list[str], tool: ToolDef, shape: list[int]) -> str:
-        first, extra, returned, bounded, padding = shape
-        named = [_phrase(k) for k in vocab]
-        trigger = purpose + (f": use it for {listing(named[:first])}" if first and named else "")
-        parts = [trigger + "."]
-        if extra and named[first:]:
-            parts.append(f"Also fits requests about {listing(named[first : first + extra])}.")
-        if mentions:
-            parts.append(f"Typical requests mention {listing([self.word(t) for t in mentions])}.")
-        if returned and returns:
-            parts.append(f"Results show {_and([self.word(t) for t in returns[:returned]])}.")
-        parts += boundaries[:bounded]
-        parts += [_inputs(tool, self.hints.get(tool.name, {})) if padding else "", RECOVERY if padding > 1 else ""]
-        return " ".join(p for p in parts if p)
+    def inputs(self, tool: ToolDef) -> tuple[list[str], list[str]]:
+        """What the tool goes by: per required parameter (two at most) the kinds of value its format names
+        ("email address or customer id"), "keywords" for a free-text query, what errors call it ("new
+        status"), the parameter's name when it takes one of a list, else a specific parameter name; and the
+        same for the (two at most) optional parameters whose format is known."""
+        required, optional = [], []
+        ordered = [p for p in tool.required if p in tool.properties]
+        for param in [*ordered, *(p for p in tool.properties if p not in ordered)]:
+            fmt = self.formats[tool.name][param]
+            nouns = list(dict.fromkeys(a.noun for a in fmt.alternatives if a.noun))
+            said = or_(nouns) if nouns else re.sub(r"^the\s+", "", fmt.gloss) if fmt.gloss else ""
+            said = said or (" ".join(words(param)) if fmt.options else "")  # "status", one of a closed list
+            if param in tool.required:
+                free = "keywords" if set(words(param)) & FREE_TEXT_WORDS else ""
+                named = param.lower() not in GENERIC_PARAMETERS and not set(terms(param)) <= set(terms(tool.name))
+                specific = " ".join(words(param)) if named else ""
+                required += [t for t in [said or free or specific] if t]
+            elif said:
+                optional.append(said)
+        return required[:2], optional[:2]
 
-    def boundaries(self, tool: ToolDef, exposed: Mapping[str, str], mine: set[str]) -> list[str]:
-        """"Not for …; use X instead." for the (at most two) tools X most often expected when agents
-        chose this one, counting those its current description already names that way. The concepts
-        are X's, those of the lost tasks first, none of this tool's own."""
+    def boundaries(self, tool: ToolDef, variant: Variant, exposed: Mapping[str, str],
+                   names: Mapping[str, str]) -> list[str]:
+        """"Not for <job>; use X instead." for the tools X agents expected when they picked this one, most
+        often first, and the tools its current description already draws a line to. X's job is said from X's
+        name and result fields (those X's lost requests ask about first), none of which this tool's own words
+        or a value kind ("email") would match. X is named by its original name, which `apply` turns into the
+        name it is exposed under whatever edits the search combines. (The reverse line, on the tool agents
+        should have picked, would exclude the very words its own requests use.)"""
         wrong: Counter[str] = Counter()
         for expected, row in self.evidence.confusions.items():
-            if expected != tool.name and expected in exposed and row.get(tool.name):
+            if expected != tool.name and row.get(tool.name):
                 wrong[expected] += row[tool.name]
         edit = self.current.edits.get(tool.name)
-        old = [s for s in sentences(edit.description or "")[1:] if _BOUNDARY.search(s)] if edit else []
-        word = namespace_word(self.catalog, self.current)
+        old = [s for s in sentences(edit.description or "")[1:] if BOUNDARY.search(s)] if edit else []
         for other in self.catalog.tools:
-            name = namespaced((self.current.edits.get(other.name) or ToolEdit()).name or other.name,
-                              self.current.scheme, word)
-            if other.name != tool.name and any(re.search(rf"\b{re.escape(name)}\b", s) for s in old):
+            called = {other.name, names[other.name], exposed[other.name]}
+            if other.name != tool.name and any(f"use {c} instead" in s for c in called for s in old):
                 wrong[other.name] += 1
+        mine = " ".join([names[tool.name], tool.name, old_trigger(tool.description), *sum(self.inputs(tool), [])])
+        own = set(terms(mine))
+        own |= {t for f in self.fields[tool.name] for t in terms(f)}
         out = []
-        for expected, _count in sorted(wrong.items(), key=lambda x: (-x[1], x[0]))[:2]:
-            lost = Counter(k for e in self.evidence.failures if e.expected_tools[:1] == (expected,)
-                           and e.chosen_tools[:1] == (tool.name,) for k in concepts_in(set(terms(first_part(e)))))
-            other = self.catalog.get(expected)
-            ranked = list(dict.fromkeys([*self.concepts.ranked(expected, 1),
-                                         *concepts_in(set(terms(f"{other.name} {other.description}")))]))
-            theirs = [k for k in sorted(ranked, key=lambda k: (-lost[k], ranked.index(k))) if k not in mine][:2]
-            if theirs:
-                out.append(f"Not for {listing([_phrase(k) for k in theirs])}; use {exposed[expected]} instead.")
+        for other_name, _count in sorted(wrong.items(), key=lambda x: (-x[1], x[0])):
+            if other_name in (tool.name, NO_CALL) or other_name not in exposed:
+                continue
+            other = self.catalog.get(other_name)
+            act = action(names[other_name], self.noun(other), other.description)
+            theirs = set(terms(act.object)) | own | KIND_WORDS
+            lookup = act.kind in LOOKUPS or bool((other.annotations or {}).get("readOnlyHint"))
+            fields = [f for f in self.fields[other_name] if not set(terms(f)) & theirs] if lookup else []
+            lost = Counter(t for e in self.evidence.failures if e.expected_tools[:1] == (other_name,)
+                           and e.chosen_tools[:1] == (tool.name,) for t in set(terms(e.prompt)))
+            fields.sort(key=lambda f: -sum(lost[t] for t in terms(f)))  # those the lost requests ask about first
+            phrases = [job(act, fields[:shown]) for shown in range(min(len(fields), variant.boundary_fields), -1, -1)]
+            phrases.append(job(act, [], gerund_form=True))  # "looking up a task": when the thing is this tool's too
+            for phrase in phrases:
+                line = f"Not for {phrase}; use {other_name} instead."
+                if (act.object or fields) and set(terms(phrase)) - own and not leaked_phrases(line, self.prompts):
+                    out.append(line)
+                    break
         return out
 
 
-def _purpose(tool: ToolDef, name: str) -> str:
-    """What the tool does, no preamble: a long old first sentence as it is; a short one naming all the
-    name says, without value words ("Get by id" -> "Get"); else the name's words plus the old
-    description's other content words (its leading verb dropped)."""
-    old = _PREAMBLE.sub("", first_sentence(tool.description or "")).strip().rstrip(".")
-    old = "" if _BOUNDARY.search(old) else old
-    if len(old) >= 60:
-        return old[:1].upper() + old[1:]
-    own, tokens = set(terms(name)), re.findall(r"[A-Za-z][\w-]*", old)
-    if old and own <= set(terms(old)) and len(tokens) <= 8:
-        kept = [w for w in tokens if stem(w.lower()) not in KIND_WORDS]
-        while kept and kept[-1].lower() in STOPWORDS:
-            kept.pop()
-    else:
-        kept = [*words(name), *(w for w in tokens[1:] if w.lower() not in STOPWORDS
-                                and stem(w.lower()) not in own | GENERIC_OBJECTS | KIND_WORDS)]
-    text = " ".join(kept)
-    return text[:1].upper() + text[1:]
-
-
-def _inputs(tool: ToolDef, hints: Mapping[str, str]) -> str:
-    """ "Inputs: id (required, an issue key like ENG-234), user (optional)." with the first clause of
-    each parameter's description."""
-    parts = []
-    for name in tool.properties:
-        hint = re.split(r"[;.](?:\s|$)", hints.get(name, "").removeprefix("Optional. "), maxsplit=1)[0].strip()
-        flag = "required" if name in tool.required else "optional"
-        parts.append(f"{name} ({flag}{', ' + hint[:1].lower() + hint[1:] if hint else ''})")
-    return f"Inputs: {', '.join(parts)}." if parts else ""
-
-
-def _phrase(key: str) -> str:
-    """A concept as written in a description: "deliveries (where a package or parcel is, …)"."""
-    return concept(key).phrase
-
-
-def _and(items: Sequence[str]) -> str:
-    return listing(items).rsplit(" or ", 1)[0] + (" and " + items[-1] if len(items) > 1 else "")
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("ses", "xes", "ches", "shes")):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us")) else word
-
-
-def _plural(noun: str) -> str:
-    if noun.endswith(("s", "x", "z", "ch", "sh")):
-        return noun + "es"
-    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
-
-
-def _strip(text: str, leaks: Sequence[str]) -> str:
-    for leak in leaks:
-        text = re.sub(re.escape(leak), "", text, flags=re.IGNORECASE)
-    return re.sub(r"\s{2,}", " ", text).strip()
+def _record_id(line: str) -> str:
+    """The letters of the prefixed id a result line opens with ("ENG-131 [open] …" -> "ENG"), or ""."""
+    found = find_values(line.strip().lstrip("-* "), 0)
+    first = found[0] if found else None
+    return first.value.split("-")[0].upper() if first and first.kind == "prefixed_id" and first.position == 0 else ""

@@ -1,10 +1,10 @@
-"""Which words mark which tool: documents per tool (train prompts, concepts, tool results), counted by word family,
-and ranked by how much of a family's use falls on one tool. The rules proposer reads its vocabulary from here."""
+"""Which words the train requests of each tool use: documents per tool (train prompts, split into the clauses each
+tool serves), counted by word family. The rules proposer reads from here which of a tool's result fields its
+requests ask about; it never writes these words."""
 
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,7 +14,6 @@ from optimizer.text import STOPWORDS, sentences, stem, terms, words
 from optimizer.values import describe_values
 
 KIND_WORDS = frozenset(terms("email number id date amount phone link path"))
-BOUNDARY_TERMS = frozenset(terms("instead rather not use"))
 INFLECTIONS = ("s", "es", "e", "y", "ing", "ings", "ed", "er", "ers", "ion", "ions", "ment", "ments")
 _CLAUSE = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+)\s*", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9']*")
@@ -23,56 +22,22 @@ Doc = tuple[list[tuple[str, str]], float]
 
 
 class TermTable:
-    """Documents per tool, and the vocabulary that marks each tool's documents. Stems are counted by
-    family (a stem and its inflections: meet/meeting); `surface` holds the words each stem was."""
+    """Documents per tool, and how many of a tool's documents use each word family (a stem and its
+    inflections: meet/meeting)."""
 
     def __init__(self, docs: Mapping[str, list[Doc]]) -> None:
         self.docs = docs
-        self.surface: dict[str, Counter[str]] = defaultdict(Counter)
         self.family = families({t for items in docs.values() for pairs, _ in items for t, _ in pairs})
-        self.members: dict[str, set[str]] = defaultdict(set)
         self.df: dict[str, Counter[str]] = {}
-        self.mass: dict[str, defaultdict[str, float]] = {}
         for tool, items in docs.items():
-            df, mass = self.df.setdefault(tool, Counter()), self.mass.setdefault(tool, defaultdict(float))
+            df = self.df.setdefault(tool, Counter())
             for pairs, weight in items:
-                for term, word in pairs:
-                    self.surface[term][word] += 1
-                    self.members[self.family[term]].add(term)
                 for family in {self.family[t] for t, _ in pairs}:
-                    df[family] += weight >= 1  # a prompt shared by several tools adds to the share only
-                    mass[family] += weight / len(items)
-        self.total: defaultdict[str, float] = defaultdict(float)  # each family's mass over all tools
-        for shares in self.mass.values():
-            for family, share in shares.items():
-                self.total[family] += share
+                    df[family] += weight >= 1  # a prompt shared by several tools counts for none of them
 
     def count(self, tool: str, term: str) -> int:
+        """How many of the tool's documents use the term's family."""
         return self.df.get(tool, Counter())[self.family.get(term, term)]
-
-    def ranked(self, tool: str, floor: int, mode: str = "share") -> list[str]:
-        """Stems whose family is in at least `floor` of the tool's documents, best first, two member stems
-        per family at most. "share": families with at least half of their (per-tool normalised) use on
-        this tool, by documents then documents × share. "common": a third, by documents then share.
-        "spread": tf-idf over tools, families that at most half of the tools use (words a group of
-        tools shares). "mixed": share and spread in turn. Value words ("email") need a 0.6 share."""
-        if mode == "mixed":
-            pairs = itertools.zip_longest(self.ranked(tool, floor, "share"), self.ranked(tool, floor, "spread"))
-            return list(dict.fromkeys(t for pair in pairs for t in pair if t))
-        scored = []
-        for family, df in self.df.get(tool, Counter()).items():
-            share = self.mass[tool][family] / self.total[family]
-            if df < floor or family in BOUNDARY_TERMS or (family in KIND_WORDS and share < 0.6):
-                continue
-            users = sum(1 for counts in self.df.values() if counts[family])
-            if mode == "spread" and users <= max(1, len(self.df) // 2):
-                scored.append((-min(df, 2), -(df * math.log(1 + len(self.df) / users)), family))
-            elif mode == "common" and share >= 1 / 3:
-                scored.append((-min(df, 3), -share, family))
-            elif mode == "share" and share >= 0.5:
-                scored.append((-min(df, 2), -(df * share), family))
-        common = {t: (-sum(self.surface[t].values()), t) for f in self.members.values() for t in f}
-        return [t for *_, family in sorted(scored) for t in sorted(self.members[family], key=common.__getitem__)[:2]]
 
 
 def families(stems: Iterable[str]) -> dict[str, str]:
@@ -167,12 +132,3 @@ def results_by_tool(episodes: Sequence[EpisodeSeen]) -> dict[str, list[str]]:
         if call.tool and not call.is_error and call.result not in out[call.tool]:
             out[call.tool].append(call.result)
     return out
-
-
-def first_part(episode: EpisodeSeen) -> str:
-    """The prompt, or its first clause when it expects several tools (the one the first tool serves)."""
-    parts = _clauses(episode.prompt, set(), len(episode.expected_tools))
-    return parts[0] if len(episode.expected_tools) > 1 and len(parts) == len(episode.expected_tools) else episode.prompt
-
-
-# --- small text helpers -------------------------------------------------------------------------------

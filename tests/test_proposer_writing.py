@@ -1,0 +1,119 @@
+"""The rules proposer's writing parts, one by one: the fields results show, the facts of a validation message,
+invented examples, and the English of purpose, result and boundary phrases."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optimizer.propose.fields import counted_noun, labels_in, result_fields, subject, substantive
+from optimizer.propose.formats import Format, invent, read_gloss, read_message
+from optimizer.propose.wording import action, gerund, imperative, job, purpose, returns
+
+BOOKS = [
+    "Book B-2001: Dune - author Frank Herbert, shelf 4A, status on loan, due 2031-03-04, copies 3.",
+    "Book B-2002: Emma - author Jane Austen, shelf 2C, status available, copies 1.",
+    "Book B-2003: Ulysses - author James Joyce, shelf 7F, status available, copies 2. Note: rare edition.",
+]
+
+
+def test_fields_are_the_labels_most_results_show_never_their_values() -> None:
+    assert result_fields(BOOKS) == ["book", "author", "shelf", "copies", "status"]  # "due", "note": one in three
+    assert labels_in(BOOKS[0]) == ["book", "author", "shelf", "due", "copies"]  # "status on loan": not a pair
+    for value in ("dune", "frank", "herbert", "loan", "available", "rare"):
+        assert value not in " ".join(result_fields(BOOKS)), value
+
+
+def test_a_record_repeated_by_two_listings_is_not_a_field() -> None:
+    one = "2 loans match 'a':\nL-1 Dune (reader Ann, due 2031-01-02)\nL-2 Emma cover torn 3 times (reader Bo)"
+    two = "2 loans match 'b':\nL-3 Ulysses (reader Cy, due 2031-02-03)\nL-2 Emma cover torn 3 times (reader Bo)"
+    assert result_fields([one, two]) == ["reader", "due"]  # not "cover torn": the same line twice
+
+
+def test_one_result_counts_only_the_labels_it_marks_plainly() -> None:
+    prose = "Loan policy: Standard loans last 21 days; renewals cost $1.50, otherwise free. Note: see desk."
+    assert result_fields([prose]) == ["loan policy", "note"]
+    assert result_fields([BOOKS[0]]) == []  # "author Frank Herbert": a field only when other records agree
+
+
+def test_fields_of_label_lines_and_structured_results() -> None:
+    lines = "Station WS-12\nTemperature: 21.4 C\nWind speed: 12 km/h\nLast reading: 2031-04-05 10:00"
+    assert labels_in(lines) == ["station", "temperature", "wind speed", "last reading"]
+    assert labels_in(json.dumps({"timezone": "Europe/Oslo", "is_dst": False, "day_of_week": "Monday"})) == [
+        "timezone", "is dst", "day of week"]
+    assert labels_in(str([{"name": "ada", "totalVisits": 4}])) == ["name", "total visits"]  # a Python literal
+    assert labels_in("Shipped 2031-02-03 via Rail, placed 2031-02-01.") == ["shipped date", "placed date"]
+    assert labels_in("Created page notes/plan.md (revision r-4f2a).") == ["revision"]  # an event, not a field
+
+
+def test_nouns_results_open_with_or_count() -> None:
+    assert subject(BOOKS) == "book"
+    assert subject(["Created wiki page a/b.md (6 words).", "Created wiki page c/d.md (2 words)."]) == "wiki page"
+    assert counted_noun(["3 loans match 'x':\n- L-1", "1 loan matches 'y':\n- L-2", "No loans match 'z'."]) == "loans"
+    assert counted_noun(["A supervisor replies within 4 business hours."]) is None
+    assert substantive(["No loans match 'z'.", "1 loan matches 'y'"]) == ["1 loan matches 'y'"]
+
+
+@pytest.mark.parametrize(("message", "sent", "expected"), [
+    ("since must be an ISO date YYYY-MM-DD, e.g. 2030-01-02 (got 'Jan 2')", ["Jan 2"],
+     "An ISO date, YYYY-MM-DD, e.g. 2031-05-17."),
+    ("card must be a card number like LC-20412 or a patron email (got 'bob')", ["bob"],
+     "A card number or patron email, e.g. LC-24680."),
+    ("shelf must be one of: fiction, history or science (got 'maths')", ["maths"],
+     "One of: fiction, history or science."),
+    ("copies must be a positive whole number (got 0)", ["0"], "A positive whole number."),
+    ("at must be 24-hour HH:MM, e.g. 07:30 (got '7pm')", ["7pm"], "A 24-hour time, HH:MM, e.g. 16:45."),
+    ("Bad member value 'L-1234'.", ["L-1234"], ""),
+    ("Invalid arguments for tool tag: Invalid input: expected array, received string at labels", ["x"], ""),
+    ("title must not be empty", [""], ""),
+    ("station looks wrong (got 'WS-9')", ["WS-9"], ""),
+])
+def test_a_validation_message_is_read_for_its_facts_only(message: str, sent: list[str], expected: str) -> None:
+    text = read_message(message, sent).text(["Renew LC-20412 for bob by 2030-01-02."], sent)
+    assert text == expected
+    for value in sent:
+        assert not value or value not in text
+
+
+def test_glosses_name_a_parameter_and_formats_render_cents_and_lists() -> None:
+    assert read_gloss("the new shelf").text([]) == "The new shelf."
+    assert read_gloss("a patron email").text([]) == "A patron email, e.g. name@example.com."
+    assert read_gloss("got 'x'").text([]) == ""
+    assert Format(cents=True).text([]) == "An amount in cents, e.g. 2468 for $24.68."
+    assert Format(gloss="the new shelf", options=["a", "b"]).text([]) == "The new shelf; one of: a or b."
+
+
+def test_invented_examples_keep_the_shape_and_copy_nothing() -> None:
+    prompts = ["Renew LC-24680 today", "what about #24680 and 2031-05-17?"]
+    assert invent("prefixed_id", "LC-20412", prompts) == "LC-46801"
+    assert invent("hash_id", "#10042", prompts) == "#46801"
+    assert invent("date", "", prompts) == "2032-06-18"  # still a date
+    assert invent("path", "/srv/data/reports/q1.csv", []) == "/folder/subfolder/notes/example.csv"
+    assert invent("email", "", []) == "name@example.com"
+    assert invent("prefixed_id", "LC-20412", [], avoid={"LC-24680"}) == "LC-46801"
+
+
+def test_english_forms() -> None:
+    assert [gerund(v) for v in ("track", "create", "get", "search", "see", "edit", "tie")] == [
+        "tracking", "creating", "getting", "searching", "seeing", "editing", "tying"]
+    assert [imperative(w) for w in ("Reads", "Searches", "Lists", "Access", "Status")] == [
+        "Read", "Search", "List", "Access", "Status"]
+
+
+def test_purpose_result_and_boundary_phrases() -> None:
+    assert purpose("get_book", "Get book", ["book id or ISBN"]) == "Look up a book by book id or ISBN"
+    assert purpose("renew_loan", "", ["card number"], ["ISO date"]) == \
+        "Renew a loan by card number, optionally by ISO date"
+    assert purpose("update_item", "Update", ["loan id"], ["new shelf"], noun="loan") == \
+        "Update a loan by loan id, setting a new shelf"
+    assert purpose("convert_units", "Convert units between metric and imperial", []) == \
+        "Convert units between metric and imperial"  # the server's own sentence says more than the name
+    assert purpose("search", "Search", ["keywords"], noun="book") == "Search books by keywords"
+    book = action("get_book")
+    assert returns(book, ["author", "shelf", "status"]) == "returns its author, shelf and status"
+    assert returns(action("list_loans"), ["due date"]) == "returns each loan's due date"
+    assert job(book, ["shelf"]) == "a book's shelf"
+    assert job(book, []) == "books"
+    assert job(action("renew_loan"), []) == "renewing a loan"
+    assert job(action("list_loans"), ["due date"]) == "listing loans with their due date"
