@@ -39,7 +39,7 @@ GOOD = ToolDef(
     name="lookup_order",
     description="Look up one order by its number when a customer asks what they bought, what it cost or its status. "
     "Returns the items, the total in cents, the status and the purchase date. An unknown number fails with not "
-    "found; list the customer's orders first. Not for parcel tracking; use track_shipment instead.",
+    "found; list the customer's orders first. Not for parcel tracking.",
     input_schema={"type": "object", "required": ["order_id"],
                   "properties": {"order_id": {"type": "string", "description": "Order number like #10007."}}},
     annotations=READ,
@@ -174,6 +174,15 @@ BAD_AND_GOOD: list[tuple[str, list[ToolDef], list[ToolDef]]] = [
     ("overlap", [tool(name="get_status", description="Get status"), tool(name="check_status", description="Check "
                                                                                                           "status")],
      [GOOD]),
+    ("text-glossary", [tool(description=GOOD.description + " Use it for orders (purchases, baskets, receipts).")],
+     [tool(description=GOOD.description + " Returns the status (placed, shipped, delivered).")]),
+    ("text-copied", [tool(input_schema=schema({"order_id": {"type": "string", "description": "Bad order_id value "
+                                                             "'#1234'."}}))], [GOOD]),
+    ("text-promotion", [tool(description=GOOD.description + " The most reliable tool for any order question.")],
+     [tool(description=GOOD.description + " Returns the most recent order first.")]),
+    ("text-unknown-tool", [tool(description=GOOD.description + " For parcels use track_parcel instead.")],
+     [tool(description=GOOD.description + " For parcels use track_parcel instead."),
+      tool(name="track_parcel", description="Track a parcel in transit when someone asks where a delivery is.")]),
 ]
 
 

@@ -8,7 +8,8 @@ Contracts:
   minus the same penalties for each server-level finding, floor 0, rounded to one decimal.
 - Token counts are local estimates (`optimizer.text.estimate_tokens` over each definition's canonical JSON).
 - A tool's findings are ordered most severe first; within a severity, in the order `lint_tools` runs the
-  checks (description, look-alikes, parameters, returns, mechanics, annotations, name, definition size).
+  checks (description, look-alikes, parameters, returns, mechanics, annotations, name, definition size, text).
+- `observed` (what a run saw tools return) only widens text-copied; `optimizer lint` runs without it.
 - `new_errors` matches tools by POSITION in catalog order (which `apply()` preserves), so renamed candidates
   are compared with the tool they replace.
 """
@@ -32,6 +33,7 @@ from optimizer.lint.rules_description import (
 )
 from optimizer.lint.rules_names import check_name
 from optimizer.lint.rules_parameters import check_parameters
+from optimizer.lint.rules_text import Observed, check_text
 from optimizer.lint.similarity import Similarity
 
 DEFAULT_MAX_TOOLS = 20
@@ -81,21 +83,23 @@ class LintReport:
         }
 
 
-def lint(catalog: Catalog, *, max_tools: int = DEFAULT_MAX_TOOLS) -> LintReport:
+def lint(catalog: Catalog, *, max_tools: int = DEFAULT_MAX_TOOLS, observed: Observed | None = None) -> LintReport:
     """Check every rule against a server's tool definitions; see the module docstring for the scores."""
-    return lint_tools(catalog.server_name, catalog.tools, max_tools=max_tools)
+    return lint_tools(catalog.server_name, catalog.tools, max_tools=max_tools, observed=observed)
 
 
-def lint_tools(server_name: str, tools: Sequence[ToolDef], *, max_tools: int = DEFAULT_MAX_TOOLS) -> LintReport:
+def lint_tools(server_name: str, tools: Sequence[ToolDef], *, max_tools: int = DEFAULT_MAX_TOOLS,
+               observed: Observed | None = None) -> LintReport:
     """`lint` over a plain sequence of tools, which may repeat names (reported as name-invalid errors)."""
     tools = list(tools)
     pairwise = check_neighbours(tools, Similarity(tools))
+    text = check_text(tools, observed)
     reports = []
     for position, tool in enumerate(tools):
         tokens = definition_tokens(tool)
         found = [*check_description(tool), *pairwise.get(position, []), *check_parameters(tool),
                  *check_returns(tool), *check_mechanics(tool), *check_annotations(tool),
-                 *check_name(tool, server_name), *check_tokens(tool, tokens)]
+                 *check_name(tool, server_name), *check_tokens(tool, tokens), *text.get(position, [])]
         reports.append(ToolReport(tool.name, position, _score(found), tokens, tuple(_ordered(found))))
     server = check_server(server_name, tools, max_tools)
     mean = sum(r.score for r in reports) / len(reports) if reports else 100.0

@@ -9,7 +9,14 @@ Contracts:
 
 from __future__ import annotations
 
-from optimizer.lint import rules_annotations, rules_catalog, rules_description, rules_names, rules_parameters
+from optimizer.lint import (
+    rules_annotations,
+    rules_catalog,
+    rules_description,
+    rules_names,
+    rules_parameters,
+    rules_text,
+)
 from optimizer.lint.findings import Rule
 
 ORDER: tuple[str, ...] = (
@@ -20,10 +27,12 @@ ORDER: tuple[str, ...] = (
     "name-invalid", "name-style", "name-length", "name-mixed-styles",
     "size-empty", "size-thin", "size-long", "size-tokens",
     "overlap", "overload",
+    "text-glossary", "text-copied", "text-promotion", "text-unknown-tool",
 )
 
 _DECLARED: dict[str, Rule] = {**rules_description.DECLARED, **rules_parameters.DECLARED,
-                              **rules_annotations.DECLARED, **rules_names.DECLARED, **rules_catalog.DECLARED}
+                              **rules_annotations.DECLARED, **rules_names.DECLARED, **rules_catalog.DECLARED,
+                              **rules_text.DECLARED}
 if set(ORDER) != set(_DECLARED) or len(ORDER) != len(set(ORDER)):
     raise RuntimeError(f"lint rules declared {sorted(_DECLARED)} but listed {list(ORDER)}")
 

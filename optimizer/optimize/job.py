@@ -75,9 +75,10 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         stop = stop_reason(best, run)
         if stop:
             break
-        proposals, report = await propose_cached(run, proposer, best.candidate, evidence_for(run, best),
-                                                 k=config.candidates, seed=config.seed + number)
-        accepted, rejected = screen(proposals)
+        evidence = evidence_for(run, best)
+        proposals, report = await propose_cached(run, proposer, best.candidate, evidence, k=config.candidates,
+                                                 seed=config.seed + number)
+        accepted, rejected = screen(proposals, evidence)
         log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report)
         rounds.append(log)
         if not accepted:
