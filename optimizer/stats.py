@@ -158,10 +158,10 @@ def _rate(outcomes: Sequence[bool]) -> float:
     return sum(1 for o in outcomes if o) / len(outcomes)
 
 
-def within_noise(best: Mapping[str, float], other: Mapping[str, float]) -> bool:
+def within_noise(best: Mapping[str, float], other: Mapping[str, float], tolerance: float = 1.0) -> bool:
     """Whether `other` is within the noise of `best` on the same items (ids → pass rate): its mean shortfall is at
-    most one standard error of the paired differences. Items missing from either side are ignored; with no common
-    item nothing can be told apart, so True. An `other` at least as good as `best` is always within."""
+    most `tolerance` standard errors of the paired differences. Items missing from either side are ignored; with no
+    common item nothing can be told apart, so True. An `other` at least as good as `best` is always within."""
     common = [key for key in best if key in other]
     if not common:
         return True
@@ -172,4 +172,4 @@ def within_noise(best: Mapping[str, float], other: Mapping[str, float]) -> bool:
     if len(diffs) < 2:
         return False
     variance = sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)
-    return mean <= math.sqrt(variance / len(diffs)) + _ZERO
+    return mean <= tolerance * math.sqrt(variance / len(diffs)) + _ZERO

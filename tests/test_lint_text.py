@@ -421,17 +421,14 @@ def test_winning_definitions_add_no_text_findings(example: str, optimized: Calla
 @pytest.mark.slow
 @pytest.mark.published
 @pytest.mark.parametrize("name", ["filesystem", "memory", "sqlite", "time"])
-def test_test_bed_winners_add_no_text_findings(name: str, run_cli: Callable[..., Any], tmp_path: Path) -> None:
-    """An offline optimize of each published server of the test bed (its fixture is disposable, so destructive
-    tools are allowed): the server's own definitions trip no text rule, and the winner adds none."""
+def test_test_bed_winners_add_no_text_findings(name: str, optimized: Callable[[str], Path]) -> None:
+    """The offline optimize of each published server of the test bed (shared with test_published_optimize): the
+    server's own definitions trip no text rule, and the winner adds none."""
     program, _ = PUBLISHED[name]
     if not program.exists() or (program.parent == NPM_BIN and NODE is None):
         pytest.skip(f"{program} is not installed, or node is missing (.ci/run installs them)")
-    folder = REPO / "examples" / "published" / name
-    server = f"{sys.executable} {folder / 'serve.py'}"
-    result = run_cli("--server", server, "--tasks", folder / "tasks", "--offline", "--allow-destructive",
-                     "--runs-dir", tmp_path / "runs", "--run-id", name, script="optimize")
-    assert result.returncode in (0, 1), result.stderr[-3000:]
+    run_dir = optimized(f"published/{name}")
+    server = f"{sys.executable} {REPO / 'examples' / 'published' / name / 'serve.py'}"
     catalog = asyncio.run(_catalog(ServerSpec.parse(server)))
     assert text_findings(catalog) == []
-    assert added_text_problems(catalog, load_overlay(tmp_path / "runs" / name / "overlay.json", catalog)) == []
+    assert added_text_problems(catalog, load_overlay(run_dir / "overlay.json", catalog)) == []

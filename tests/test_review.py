@@ -84,7 +84,7 @@ def test_accept_one_reject_another(run_dir: Path, review: Review) -> None:
 
 
 def test_unknown_tool_exits_2_listing_the_valid_ones(run_dir: Path, review: Review) -> None:
-    code, _, err = review(run_dir, "--accept", "get_customer,no_such_tool")
+    code, _, err = review(run_dir, "--accept", f"{load_review(run_dir).names[0]},no_such_tool")
     assert code == 2
     assert "no_such_tool" in err and all(name in err for name in load_review(run_dir).names)
     code, _, err = review(run_dir, "--reject", "nope")
@@ -127,17 +127,18 @@ def test_comparison_shows_lint_and_flipped_tasks(run_dir: Path) -> None:
 
 
 def test_renames_are_flagged_breaking(run_dir: Path, review: Review) -> None:
+    first, second, *_ = load_review(run_dir).names
     overlay = read_json(run_dir / "overlay.json")
-    overlay["tools"]["get_customer"]["name"] = "find_customer"
+    overlay["tools"][first]["name"] = f"{first}_renamed"
     (run_dir / "overlay.json").write_text(json.dumps(overlay), encoding="utf-8")
-    change = load_review(run_dir).change("get_customer")
-    assert change.renamed and change.after.name == "find_customer"
-    code, out, err = review(run_dir, "--accept", "get_customer", "--reject", "get_account")
+    change = load_review(run_dir).change(first)
+    assert change.renamed and change.after.name == f"{first}_renamed"
+    code, out, err = review(run_dir, "--accept", first, "--reject", second)
     assert code == 0, err
-    assert BREAKING in out and "find_customer" in out
+    assert BREAKING in out and f"{first}_renamed" in out
     assert "not the run's winner" in out  # the hand edit is noticed
     patch = (run_dir / "reviewed.patch").read_text(encoding="utf-8")
-    assert "rename from get_customer.json\nrename to find_customer.json" in patch
+    assert f"rename from {first}.json\nrename to {first}_renamed.json" in patch
 
 
 def test_namespace_scheme_is_kept_only_with_accept_all(run_dir: Path, review: Review) -> None:
@@ -152,10 +153,11 @@ def test_namespace_scheme_is_kept_only_with_accept_all(run_dir: Path, review: Re
     code, out, err = review(run_dir, "--accept", "all", "--json")
     assert code == 0, err
     assert json.loads(out)["namespace"] == {"scheme": "prefix", "kept": True}
-    assert "acme_support_get_customer.json" in (run_dir / "reviewed.patch").read_text(encoding="utf-8")
+    first = load_review(run_dir).names[0]
+    assert f"acme_support_{first}.json" in (run_dir / "reviewed.patch").read_text(encoding="utf-8")
     assert (run_dir / "reviewed.patch").read_text(encoding="utf-8") == \
         (run_dir / "winning.patch").read_text(encoding="utf-8")
-    code, out, _ = review(run_dir, "--accept", "all", "--reject", "get_policy", "--json")
+    code, out, _ = review(run_dir, "--accept", "all", "--reject", first, "--json")
     assert code == 0 and json.loads(out)["namespace"]["kept"] is False
     assert "namespace" not in read_json(run_dir / "reviewed-overlay.json")
 
@@ -165,17 +167,19 @@ def test_source_patch_rewrites_only_accepted_tools(run_dir: Path, tmp_path: Path
     assert code == 2 and "not a directory" in err
     source_patch = pytest.importorskip("optimizer.source").source_patch
     source = Path(shutil.copytree(ROOT / "examples" / "support", tmp_path / "src"))
-    code, out, err = review(run_dir, "--accept", "get_customer", "--reject", "get_account", "--source", source,
-                            "--json")
+    data = load_review(run_dir)
+    described = [c.original for c in data.changes if c.edit.description]
+    assert len(described) >= 2, "the winner rewrites fewer than two descriptions"
+    accepted, rejected = described[:2]
+    code, out, err = review(run_dir, "--accept", accepted, "--reject", rejected, "--source", source, "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["files"]["source_patch"] == str(run_dir / "source.patch")
-    data = load_review(run_dir)
-    expected = source_patch(source, data.catalog, Candidate(edits={"get_customer": data.change("get_customer").edit}))
+    expected = source_patch(source, data.catalog, Candidate(edits={accepted: data.change(accepted).edit}))
     text = (run_dir / "source.patch").read_text(encoding="utf-8")
     assert text == expected.text and report["unlocated"] == list(expected.unlocated)
-    assert data.change("get_customer").proposed_description[:40] in text
-    assert data.change("get_account").proposed_description[:40] not in text
+    assert data.change(accepted).proposed_description[:40] in text
+    assert data.change(rejected).proposed_description[:40] not in text
 
 
 def _catalog(run_dir: Path) -> list[dict]:

@@ -86,7 +86,8 @@ def test_select_picks_the_smallest_front_member_within_noise_of_the_most_accurat
         n = failing.get(candidate.key, 10)
         return EvalResult(candidate.key, [outcome("m", t.id, i >= n) for i, t in enumerate(tasks)])
 
-    run = SimpleNamespace(evaluate=evaluate, catalog=catalog, model_ids=["m"], config=SimpleNamespace(objective="mean"))
+    settings = SimpleNamespace(objective="mean", token_tolerance=1.0)
+    run = SimpleNamespace(evaluate=evaluate, catalog=catalog, model_ids=["m"], config=settings)
     trials = [TrialResult(i, c, 1 - failing[c.key] / 20, definition_tokens(catalog, c), True, 3)
               for i, c in enumerate((top, close, far))]
     baseline = asyncio.run(evaluate(Candidate(), tasks(20)))
@@ -103,6 +104,9 @@ def test_select_picks_the_smallest_front_member_within_noise_of_the_most_accurat
     assert marks[top.key] == (True, False, False) and marks[close.key] == (True, True, False)
     assert marks[far.key] == (False, False, False)  # smaller, but 5 of 20 worse: outside the noise
     assert marks[Candidate().key][2] is True
+
+    run.config.token_tolerance = 0.5  # one task of 20 short is now outside the noise: the most accurate wins
+    assert pick(trials, RoundLog(round=1, proposed=3)).candidate == top
 
     nothing_better = [TrialResult(0, far, 0.1, 10_000, True, 3)]
     log = RoundLog(round=2, proposed=1)

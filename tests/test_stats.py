@@ -105,3 +105,4 @@ def test_within_noise_allows_a_shortfall_of_one_standard_error() -> None:
     assert within_noise({**best, "t2": 0.0, "t3": 0.0}, swapped)
     assert within_noise(best, {**best, "extra": 0.0}) and within_noise({}, best)
     assert not within_noise({"a": 1.0}, {"a": 0.0})  # one item cannot show noise
+    assert not within_noise(best, one_less, tolerance=0.5) and within_noise(best, best, tolerance=0.0)

@@ -27,6 +27,9 @@ class OptimizeConfig(EvalConfig):
     max_drop: float = Field(0.0, ge=0, le=1, description="Largest held-out accuracy drop per model the gate allows.")
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the gate (Holm-adjusted across "
                                                        "models).")
+    token_tolerance: float = Field(0.5, ge=0, description="How far below the most accurate candidate's train score "
+                                   "a smaller candidate may be and still win, in standard errors of their paired "
+                                   "difference (0: only exact ties).")
     max_definition_tokens: int | None = Field(None, ge=1, description="Hard budget: candidates whose definitions "
                                               "take more estimated tokens than this are rejected before any eval.")
     evidence_tokens: int = Field(12_000, ge=500, description="Token budget of the proposer's evidence.")

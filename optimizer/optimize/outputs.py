@@ -276,15 +276,16 @@ def _rounds_section(data: dict[str, Any]) -> list[str]:
 
 def _front_lines(rounds: list[dict[str, Any]]) -> list[str]:
     """Each round's accuracy-vs-tokens front on train and which member was picked: the smallest within the noise
-    of the most accurate (one standard error of the paired differences)."""
+    of the most accurate (see `rounds.select`)."""
     rows = [f"| {r['round']} | {f['candidate']}{' (current)' if f.get('current') else ''} | {f['accuracy']:.0%} | "
             f"{f['tokens']:,} | "
             f"{ {True: 'yes', False: 'no', None: '–'}[f['within_noise']] } | {'✓' if f['selected'] else ''} |"
             for r in rounds for f in r.get("front", [])]
     if not rows:
         return []
-    return ["", "Accuracy vs definition tokens (train; the smallest candidate within the noise of the most accurate "
-            "is picked):", "", "| round | candidate | train | tokens | within noise | picked |",
+    return ["", "Accuracy vs definition tokens (train; the smallest candidate within the noise of the most accurate, "
+            "--token-tolerance standard errors of the paired difference, is picked):", "",
+            "| round | candidate | train | tokens | within noise | picked |",
             "|---|---|---|---|---|---|", *rows]
 
 

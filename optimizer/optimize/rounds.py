@@ -115,7 +115,8 @@ async def select(
     run: OptimizeRun, outcome: SearchResult, current: Scored, train: Sequence[Task], log: RoundLog
 ) -> Scored:
     """The round's pick among the current best and the round's accuracy-vs-tokens front: the smallest whose train
-    results are within the noise of the most accurate (`stats.within_noise`, paired per model and task). Returns
+    results are within the noise of the most accurate (`stats.within_noise`, paired per model and task, at most
+    `config.token_tolerance` standard errors below). Returns
     `current` when nothing beats it. Front members are re-read from the store (no new episode). Fills `log.front`."""
     top = outcome.best
     reference = current
@@ -132,7 +133,7 @@ async def select(
         if tokens >= reference.tokens:
             break
         scored = current if key == current.candidate.key else await score(run, candidate, train)
-        entries[key]["within_noise"] = within_noise(rates, pass_rates(scored.result))
+        entries[key]["within_noise"] = within_noise(rates, pass_rates(scored.result), run.config.token_tolerance)
         if entries[key]["within_noise"]:
             chosen = scored
             break

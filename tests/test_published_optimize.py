@@ -1,0 +1,48 @@
+"""A full offline `optimize` of published servers of the test bed (examples/published/), the way README gives
+it: the run finishes, labels itself OFFLINE, keeps the winner's definitions within the token budget a reviewer
+would accept, and no offline agent loses held-out accuracy. The runs are shared with test_lint_text (the
+`optimized` fixture), which checks that no winner adds text a reviewer would reject."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from optimizer.models import OFFLINE_DEFAULT
+
+pytestmark = [pytest.mark.published, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parent.parent
+NPM_BIN = REPO / ".ci" / "cache" / "npm" / "node_modules" / ".bin"
+SQLITE = REPO / ".ci" / "cache" / "mcp1-venv" / "bin" / "mcp-server-sqlite"
+NEEDS = {"filesystem": NPM_BIN / "mcp-server-filesystem", "memory": NPM_BIN / "mcp-server-memory", "sqlite": SQLITE}
+
+
+def needs(name: str) -> None:
+    program = NEEDS.get(name)
+    if program is not None and (not program.exists() or shutil.which("node") is None and program.parent == NPM_BIN):
+        pytest.skip(f"{program} is not installed (.ci/run installs it)")
+
+
+def summary(run_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize("name", ["filesystem", "time"])
+def test_offline_optimize_of_a_published_server(name: str, optimized: Callable[[str], Path]) -> None:
+    needs(name)
+    data = summary(optimized(f"published/{name}"))
+    assert data["offline"] is True and sorted(data["models"]) == sorted(OFFLINE_DEFAULT)
+    assert data["splits"]["train"] >= 16 and data["splits"]["heldout"] >= 8
+    tokens = data["definition_tokens"]
+    assert tokens["winner"] <= 1.4 * tokens["baseline"]
+    for model in OFFLINE_DEFAULT:
+        before, after = data["baseline"]["heldout"][model], data["winner"]["heldout"][model]
+        assert after["passed"] >= before["passed"], (model, before, after)
+    assert data["gate"]["passed"]
