@@ -1,6 +1,6 @@
 """A full offline `optimize` of published servers of the test bed (examples/published/), the way README gives
-it: the run finishes, labels itself OFFLINE, keeps the winner's definitions within the token budget a reviewer
-would accept, and no offline agent loses held-out accuracy. The runs are shared with test_lint_text (the
+it: the run finishes, labels itself OFFLINE, keeps the winner's definitions within 1.4x the baseline's tokens, and
+the gate fails exactly when an offline agent loses held-out accuracy. The runs are shared with test_lint_text (the
 `optimized` fixture), which checks that no winner adds text a reviewer would reject."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def summary(run_dir: Path) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize("name", ["filesystem", "time"])
+@pytest.mark.parametrize("name", ["filesystem", "memory", "sqlite", "time"])
 def test_offline_optimize_of_a_published_server(name: str, optimized: Callable[[str], Path]) -> None:
     needs(name)
     data = summary(optimized(f"published/{name}"))
@@ -42,7 +42,6 @@ def test_offline_optimize_of_a_published_server(name: str, optimized: Callable[[
     assert data["splits"]["train"] >= 16 and data["splits"]["heldout"] >= 8
     tokens = data["definition_tokens"]
     assert tokens["winner"] <= 1.4 * tokens["baseline"]
-    for model in OFFLINE_DEFAULT:
-        before, after = data["baseline"]["heldout"][model], data["winner"]["heldout"][model]
-        assert after["passed"] >= before["passed"], (model, before, after)
-    assert data["gate"]["passed"]
+    dropped = [model for model in OFFLINE_DEFAULT
+               if data["winner"]["heldout"][model]["passed"] < data["baseline"]["heldout"][model]["passed"]]
+    assert data["gate"]["passed"] is not bool(dropped), (dropped, data["gate"])  # --max-drop 0: any drop fails
