@@ -155,7 +155,8 @@ def test_namespace_scheme_is_kept_only_with_accept_all(run_dir: Path, review: Re
     assert "acme_support_get_customer.json" in (run_dir / "reviewed.patch").read_text(encoding="utf-8")
     assert (run_dir / "reviewed.patch").read_text(encoding="utf-8") == \
         (run_dir / "winning.patch").read_text(encoding="utf-8")
-    code, out, _ = review(run_dir, "--accept", "all", "--reject", "get_policy", "--json")
+    rejected = sorted(tool for tool in winner.edits if tool != "get_customer")[0]  # any tool the winner changed
+    code, out, _ = review(run_dir, "--accept", "all", "--reject", rejected, "--json")
     assert code == 0 and json.loads(out)["namespace"]["kept"] is False
     assert "namespace" not in read_json(run_dir / "reviewed-overlay.json")
 
