@@ -25,6 +25,12 @@ def test_fields_are_the_labels_most_results_show_never_their_values() -> None:
         assert value not in " ".join(result_fields(BOOKS)), value
 
 
+def test_a_title_is_not_a_field() -> None:
+    listing = ["- a/1.md (D-1): Postmortem: login outage (2030), updated 2030-01-02",
+               "- a/2.md (D-2): Spec: dark mode (2031), updated 2031-02-03"]
+    assert result_fields(listing) == ["updated date"]
+
+
 def test_a_record_repeated_by_two_listings_is_not_a_field() -> None:
     one = "2 loans match 'a':\nL-1 Dune (reader Ann, due 2031-01-02)\nL-2 Emma cover torn 3 times (reader Bo)"
     two = "2 loans match 'b':\nL-3 Ulysses (reader Cy, due 2031-02-03)\nL-2 Emma cover torn 3 times (reader Bo)"

@@ -255,7 +255,7 @@ def _label(segment: list[Token], before: str, after: str, opening: bool, followi
         if not head or head[-1] in LINKS or event:
             return "", ""
         return _clean(head, segment[end][1], False), segment[end][1]
-    listed = bool(before) and before[-1] in ",;|:"  # "…, status active, …"
+    listed = bool(before) and before[-1] in ",;|:" and after[:1] in ("", ",", ";", "|", ".")  # "…, tier gold, …"
     if start == 0 and len(head) == 2 and head[1] not in LINKS and listed:
         return _clean(head[:1], "word", False), "word"
     return "", ""
