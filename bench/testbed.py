@@ -1,6 +1,7 @@
 """Benchmark: offline `optimize` on every server of the test bed — the bundled examples and the published
 servers in examples/published/ — measured side by side in one run: held-out accuracy baseline → winner per
-offline agent, definition tokens baseline → winner, the gate and the wall time. README's test-bed table is
+offline agent, definition tokens baseline → winner, how many tools the winner changes, the text-rule findings
+it adds (lint's text-* rules; expected 0), the gate and the wall time. README's test-bed table is
 this script's output.
 
     python bench/testbed.py [--only NAME,…] [--json]
@@ -25,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.config import RunError
+from optimizer.lint.rules_text import added_text_problems
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
 from optimizer.optimize import OptimizeConfig, run_optimize
+from optimizer.review import load_review
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,10 +81,13 @@ def measure(server: Server, runs: Path) -> dict[str, Any]:
     heldout = {model: {"baseline": summary["baseline"]["heldout"][model], "winner": summary["winner"]["heldout"][model]}
                for model in OFFLINE_MODELS}
     tokens = summary["definition_tokens"]
+    review = load_review(Path(summary["run_dir"]))
     return {"server": server.name, "command": server.command, "splits": summary["splits"], "heldout": heldout,
             "tokens": {"baseline": tokens["baseline"], "winner": tokens["winner"],
                        "ratio": round(tokens["winner"] / max(1, tokens["baseline"]), 2)},
-            "gate": "PASSED" if summary["gate"]["passed"] else "FAILED", "wall_s": round(wall, 1)}
+            "gate": "PASSED" if summary["gate"]["passed"] else "FAILED", "wall_s": round(wall, 1),
+            "changed_tools": len(review.changes),
+            "text_findings_added": added_text_problems(review.catalog, review.winner)}
 
 
 def _cell(side: dict[str, Any]) -> str:
@@ -90,17 +96,18 @@ def _cell(side: dict[str, Any]) -> str:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     head = "| server | tasks (train/held-out) | " + " | ".join(f"{m} held-out" for m in OFFLINE_MODELS)
-    lines = [head + " | definition tokens | gate | wall s |", "|---" * (len(OFFLINE_MODELS) + 5) + "|"]
+    lines = [head + " | definition tokens | tools changed | text findings added | gate | wall s |",
+             "|---" * (len(OFFLINE_MODELS) + 7) + "|"]
     for row in rows:
         if "skipped" in row:
-            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 3))
+            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 5))
             continue
         cells = [f"{_cell(row['heldout'][m]['baseline'])} → {_cell(row['heldout'][m]['winner'])}"
                  for m in OFFLINE_MODELS]
         t = row["tokens"]
         lines.append(f"| {row['server']} | {row['splits']['train']}/{row['splits']['heldout']} | "
                      f"{' | '.join(cells)} | {t['baseline']:,} → {t['winner']:,} ({t['ratio']:.2f}×) | "
-                     f"{row['gate']} | {row['wall_s']} |")
+                     f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['gate']} | {row['wall_s']} |")
     return "\n".join(lines)
 
 

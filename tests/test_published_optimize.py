@@ -34,7 +34,7 @@ def summary(run_dir: Path) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize("name", ["filesystem", "memory", "sqlite", "time"])
+@pytest.mark.parametrize("name", ["filesystem", "time"])
 def test_offline_optimize_of_a_published_server(name: str, optimized: Callable[[str], Path]) -> None:
     needs(name)
     data = summary(optimized(f"published/{name}"))
