@@ -10,57 +10,35 @@ files, and the write tools only ever touch their own copy. The server is found a
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from types import FrameType
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+from fixture import build  # noqa: E402
+from launch import missing, npm_install_hint, npm_server, serve_on_fixture  # noqa: E402
+
 PACKAGE = "@modelcontextprotocol/server-filesystem"
 BIN = "mcp-server-filesystem"
 ROOT_NAME = "fernway"
 
-sys.path.insert(0, str(HERE))
-from fixture import build  # noqa: E402
-
 
 def server_command() -> list[str] | None:
     """`node <bin>` for the installed server, or None when node or the package is missing."""
-    prefix = Path(os.environ.get("OPTIMIZER_NPM_PREFIX") or REPO / ".ci" / "cache" / "npm")
-    script = prefix / "node_modules" / ".bin" / BIN
-    node = shutil.which("node")
-    if node is None or not script.exists():
-        return None
-    return [node, str(script)]
+    return npm_server(BIN)
 
 
 def main() -> int:
     command = server_command()
     if command is None:
-        prefix = os.environ.get("OPTIMIZER_NPM_PREFIX") or REPO / ".ci" / "cache" / "npm"
-        print(f"{BIN} not found: install node 20+ and run `npm install --prefix {prefix} {PACKAGE}`",
-              file=sys.stderr)
-        return 2
-    scratch = Path(tempfile.mkdtemp(prefix="mcp-filesystem-"))
-    try:
+        return missing(npm_install_hint(BIN, PACKAGE))
+
+    def start(scratch: Path) -> tuple[list[str], None, Path]:
         root = scratch / ROOT_NAME
         build(root)
-        child = subprocess.Popen([*command, str(root)], cwd=root)
+        return [*command, str(root)], None, root
 
-        def forward(signum: int, _frame: FrameType | None) -> None:
-            child.send_signal(signum)
-
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, forward)
-        code = child.wait()
-        return 128 - code if code < 0 else code  # killed by signal N: the shell's 128 + N
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    return serve_on_fixture("mcp-filesystem-", start)
 
 
 if __name__ == "__main__":

@@ -11,51 +11,28 @@ when it or `node` is missing, one line on stderr says how to install it and the 
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from types import FrameType
 
-from fixture import FILE_NAME, build
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+from fixture import FILE_NAME, build  # noqa: E402
+from launch import missing, npm_install_hint, npm_server, serve_on_fixture  # noqa: E402
 
 PACKAGE = "@modelcontextprotocol/server-memory"
 BINARY = "mcp-server-memory"
-REPO = Path(__file__).resolve().parents[3]
-
-
-def server_command() -> list[str] | None:
-    """`[node, <prefix>/node_modules/.bin/mcp-server-memory]`, or None when either is missing."""
-    prefix = Path(os.environ.get("OPTIMIZER_NPM_PREFIX") or REPO / ".ci" / "cache" / "npm")
-    binary = prefix / "node_modules" / ".bin" / BINARY
-    node = shutil.which("node")
-    if node is None or not binary.exists():
-        return None
-    return [node, str(binary)]
 
 
 def main() -> int:
-    command = server_command()
+    command = npm_server(BINARY)
     if command is None:
-        prefix = os.environ.get("OPTIMIZER_NPM_PREFIX") or REPO / ".ci" / "cache" / "npm"
-        print(f"{BINARY} not found: install node 18+ and run `npm install --prefix {prefix} {PACKAGE}` "
-              "(or set OPTIMIZER_NPM_PREFIX to the prefix it is installed under)", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="mcp-memory-fixture-") as directory:
-        build(Path(directory))
-        env = {**os.environ, "MEMORY_FILE_PATH": str(Path(directory) / FILE_NAME)}
-        child = subprocess.Popen(command, env=env)
+        return missing(npm_install_hint(BINARY, PACKAGE))
 
-        def forward(signum: int, _frame: FrameType | None) -> None:
-            child.send_signal(signum)
+    def start(directory: Path) -> tuple[list[str], dict[str, str], None]:
+        build(directory)
+        return command, {"MEMORY_FILE_PATH": str(directory / FILE_NAME)}, None
 
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(signum, forward)
-        code = child.wait()
-    return code if code >= 0 else 128 - code  # killed by a signal: the shell's convention
+    return serve_on_fixture("mcp-memory-fixture-", start)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ how to install it and exits 2.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from launch import missing, python_server  # noqa: E402
 
 BINARY = "mcp-server-time"
 ENV_VAR = "OPTIMIZER_TIME_SERVER"
@@ -23,18 +25,13 @@ INSTALL = f"{BINARY} not found: pip install {BINARY} (or set {ENV_VAR} to its pa
 
 def find_server() -> str | None:
     """The server binary's path, or None when it is nowhere this launcher looks."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return override if Path(override).is_file() else None
-    candidates = [shutil.which(BINARY), Path(sys.executable).with_name(BINARY)]
-    return next((str(c) for c in candidates if c and Path(c).is_file()), None)
+    return python_server(BINARY, ENV_VAR)
 
 
 def main() -> int:
     binary = find_server()
     if binary is None:
-        print(INSTALL, file=sys.stderr)
-        return 2
+        return missing(INSTALL)
     os.execv(binary, [binary, "--local-timezone", LOCAL_TIMEZONE])
     return 0  # not reached: execv replaces this process
 
