@@ -158,14 +158,15 @@ def _rate(outcomes: Sequence[bool]) -> float:
     return sum(1 for o in outcomes if o) / len(outcomes)
 
 
-def within_noise(best: Mapping[str, float], other: Mapping[str, float], tolerance: float = 1.0) -> bool:
-    """Whether `other` is within the noise of `best` on the same items (ids → pass rate): its mean shortfall is at
-    most `tolerance` standard errors of the paired differences. Items missing from either side are ignored; with no
-    common item nothing can be told apart, so True. An `other` at least as good as `best` is always within."""
-    common = [key for key in best if key in other]
+def within_noise(best: Mapping[str, Sequence[bool]], other: Mapping[str, Sequence[bool]],
+                 tolerance: float = 1.0) -> bool:
+    """Whether `other` is within the noise of `best` on the same tasks: its mean shortfall in per-task pass rate is
+    at most `tolerance` standard errors of the paired differences. Only common tasks with outcomes count; with none,
+    nothing can be told apart, so True. An `other` at least as good as `best` is always within."""
+    common = [t for t in best if len(best[t]) and len(other.get(t, ()))]
     if not common:
         return True
-    diffs = [best[key] - other[key] for key in common]
+    diffs = [_rate(best[t]) - _rate(other[t]) for t in common]
     mean = sum(diffs) / len(diffs)
     if mean <= _ZERO:
         return True

@@ -97,12 +97,12 @@ def test_compare_several_epochs_uses_the_bootstrap() -> None:
 
 
 def test_within_noise_allows_a_shortfall_of_one_standard_error() -> None:
-    best = {f"t{i}": 1.0 for i in range(60)}
-    one_less = {**best, "t0": 0.0}
-    two_less = {**one_less, "t1": 0.0}
+    best = {f"t{i}": [True] for i in range(60)}
+    one_less = {**best, "t0": [False]}
+    two_less = {**one_less, "t1": [False]}
     assert within_noise(best, one_less) and not within_noise(best, two_less)
-    swapped = {**best, "t0": 0.0, "t1": 0.0}  # two down, but two up elsewhere: the mean shortfall is 0
-    assert within_noise({**best, "t2": 0.0, "t3": 0.0}, swapped)
-    assert within_noise(best, {**best, "extra": 0.0}) and within_noise({}, best)
-    assert not within_noise({"a": 1.0}, {"a": 0.0})  # one item cannot show noise
+    swapped = {**best, "t0": [False], "t1": [False]}  # two down, but two up elsewhere: the mean shortfall is 0
+    assert within_noise({**best, "t2": [False], "t3": [False]}, swapped)
+    assert within_noise(best, {**best, "extra": [False]}) and within_noise({}, best)
+    assert not within_noise({"a": [True]}, {"a": [False]})  # one item cannot show noise
     assert not within_noise(best, one_less, tolerance=0.5) and within_noise(best, best, tolerance=0.0)

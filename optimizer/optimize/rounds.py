@@ -103,12 +103,12 @@ def better(new: float, new_tokens: int, old: Scored) -> bool:
     return new > old.accuracy + 1e-12 or (abs(new - old.accuracy) <= 1e-12 and new_tokens < old.tokens)
 
 
-def pass_rates(result: EvalResult) -> dict[str, float]:
-    """`model/task` -> pass rate over epochs: the paired items two candidates are compared on."""
+def outcomes_by_item(result: EvalResult) -> dict[str, list[bool]]:
+    """`model/task` -> pass/fail per epoch: the paired items two candidates are compared on."""
     runs: dict[str, list[bool]] = {}
     for o in result.outcomes:
         runs.setdefault(f"{o.model}/{o.task_id}", []).append(o.passed)
-    return {key: sum(passed) / len(passed) for key, passed in runs.items()}
+    return runs
 
 
 async def select(
@@ -122,7 +122,7 @@ async def select(
     reference = current
     if top.complete and better(top.accuracy, top.tokens, current):
         reference = await score(run, top.candidate, train)
-    rates = pass_rates(reference.result)
+    items = outcomes_by_item(reference.result)
     members = {m.candidate.key: (m.candidate, m.accuracy, m.tokens) for m in outcome.front}
     members.setdefault(current.candidate.key, (current.candidate, current.accuracy, current.tokens))
     chosen = reference
@@ -133,7 +133,7 @@ async def select(
         if tokens >= reference.tokens:
             break
         scored = current if key == current.candidate.key else await score(run, candidate, train)
-        entries[key]["within_noise"] = within_noise(rates, pass_rates(scored.result), run.config.token_tolerance)
+        entries[key]["within_noise"] = within_noise(items, outcomes_by_item(scored.result), run.config.token_tolerance)
         if entries[key]["within_noise"]:
             chosen = scored
             break
