@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from optimizer.prompt_files import FENCE
-from optimizer.propose.evidence import NO_CALL, argument_notes, build_evidence, format_asked, listed
+from optimizer.propose.evidence import NO_CALL, argument_notes, build_evidence, listed
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task
 from optimizer.text import estimate_tokens
@@ -143,20 +143,10 @@ def test_argument_notes_blame_the_named_parameter_and_see_cents() -> None:
                            {"refund_order": ["order", "amount"], "update": ["id", "value", "user"]})
     order = notes["refund_order"]["order"]
     assert order.rejected == ["x"] and order.accepted == ["#10012"]
-    assert order.asked() == "an order number like #10042"
     assert notes["refund_order"]["amount"].scaled == 1
     assert notes["update"]["value"].glosses == ["the new status"]
     assert notes["update"]["id"].rejected == []  # "give value or user" is not about the id's format
 
 
 def test_format_phrases() -> None:
-    assert format_asked("status must be open, pending or closed (got 'x').") == "one of: open, pending or closed"
-    assert format_asked("value must be a tracker project key, ENG or OPS (got 'x')") == \
-        "a tracker project key, one of: ENG or OPS"
-    assert format_asked("since must be an ISO date YYYY-MM-DD, e.g. 2026-03-01 (got 'March')") == \
-        "an ISO date YYYY-MM-DD, e.g. 2026-03-01"
-    assert format_asked("data (the issue title) must be at least 5 characters") == \
-        "the issue title; must be at least 5 characters"
-    assert format_asked("expected an issue key like ENG-142 or OPS-12 (got 'x')") == \
-        "an issue key like ENG-142 or OPS-12"
     assert listed("an assignee email") == "an assignee email"

@@ -34,7 +34,6 @@ from optimizer.propose.base import CallSeen, EpisodeSeen, Evidence
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Task
 from optimizer.text import estimate_tokens
-from optimizer.values import find_values
 
 NO_CALL = "(no call)"
 RESULT_CHARS = 400
@@ -256,11 +255,7 @@ _CATEGORY = re.compile(r"^\s*(validation|business|permission|transient)\s*:\s*",
 _GOT = re.compile(r"\(got\s+'?([^')]*)'?", re.IGNORECASE)
 _MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
 _GLOSS = re.compile(r"\b(\w+) \(([^)]{3,80})\)")
-_MUST = re.compile(r"^[\w.]+(?:\s*\((?P<gloss>[^)]*)\))?\s+must\s+(?P<verb>be|look like)\s+(?P<what>.+)$", re.I)
 _LIST = re.compile(r"^(?:one of:?\s+)?(?P<items>[\w-]+(?:,\s*[\w-]+)*(?:,?\s+or\s+[\w-]+)?)$", re.I)
-_ENTITY_WORDS = {"email": "an email address", "hash_id": "a number like", "prefixed_id": "an id like",
-                 "code": "a code like", "phone": "a phone number like", "path": "a path like", "url": "a URL like",
-                 "date": "an ISO date YYYY-MM-DD", "date_text": "a date like"}
 
 
 @dataclass
@@ -278,24 +273,6 @@ class ArgumentNote:
     """values sent in calls that failed validation on this parameter"""
     scaled: int = 0
     """calls whose result showed this number divided by 100 as money (the unit is cents)"""
-
-    def asked(self) -> str:
-        """The format the commonest validation error asks for, or ""."""
-        return format_asked(self.errors[0]) if self.errors else ""
-
-    def shapes(self) -> str:
-        """ "an email address, a phone number like +1-555-0100 or an id like C-1004" when two or more
-        distinct accepted values are all entities of at most three kinds; else ""."""
-        kinds: dict[str, str] = {}
-        for value in self.accepted:
-            found = [f for f in find_values(value, 0) if f.kind in _ENTITY_WORDS and f.value == value.strip()]
-            if not found:
-                return ""
-            kinds.setdefault(found[0].kind, found[0].value)
-        if len(set(self.accepted)) < 2 or len(kinds) > 3:
-            return ""
-        return listing([_ENTITY_WORDS[kind] + (f" {value}" if _ENTITY_WORDS[kind].endswith("like") else "")
-                        for kind, value in sorted(kinds.items())])
 
 
 def argument_notes(
@@ -336,21 +313,6 @@ def argument_notes(
     for (tool, name), counts in messages.items():
         notes[tool][name].errors = [m for m, _ in sorted(counts.items(), key=lambda x: (-x[1], x[0])) if m]
     return {tool: dict(sorted(params.items())) for tool, params in sorted(notes.items())}
-
-
-def format_asked(message: str) -> str:
-    """What a validation message asks for, its examples kept: "id must be a customer id like C-1042
-    (got 'x')" -> "a customer id like C-1042"; a closed list as "one of: a, b or c"; a message of
-    another form up to its "(got …)", without a leading "expected"."""
-    text = re.split(r"\s*\(got\b", message, maxsplit=1)[0].strip().rstrip(".")
-    text = re.sub(r"\s*-\s*that looks like .*$", "", text)
-    match = _MUST.match(text)
-    if not match:
-        return re.sub(r"^expected\s+", "", text, flags=re.IGNORECASE)
-    what = listed(match.group("what"))
-    if what == match.group("what") and match.group("verb").lower() == "look like":
-        what = f"looks like {what}"
-    return f"{match.group('gloss')}; must be {what}" if match.group("gloss") else what
 
 
 def listed(what: str) -> str:
