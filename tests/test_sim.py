@@ -82,6 +82,28 @@ def skim(**options: float) -> SimAgent:
     return SimAgent("skim", **options)  # type: ignore[arg-type]
 
 
+# --- when no tool shares a word with the request ------------------------------------------------
+
+UNRELATED = (
+    tool("create_records", "Create several records at once.", {"records": {"type": "array"}}),
+    tool("delete_names", "Delete entries by name.", {"names": {"type": "array", "items": {"type": "string"}}}),
+    tool("open_names", "Open entries by name.", {"names": {"type": "array", "items": {"type": "string"}}}),
+)
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_question_that_matches_no_tool_goes_to_a_tool_that_does_not_write(habit: str) -> None:
+    # no word of the question is in any definition: every tool scores zero
+    calls = take_turn(SimAgent(habit), UNRELATED, "Who does Yuki Tanaka work for these days?").tool_calls
+    assert calls and calls[0].name == "open_names"
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_an_instruction_that_matches_no_tool_takes_the_tool_listed_first(habit: str) -> None:
+    calls = take_turn(SimAgent(habit), UNRELATED, "Yuki Tanaka has moved on. Deal with it.").tool_calls
+    assert calls and calls[0].name == "create_records"
+
+
 # --- (a) thin versus good definitions ------------------------------------------------------------
 
 

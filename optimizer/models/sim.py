@@ -6,7 +6,8 @@ parameter descriptions, and honours boundary sentences ("not for …", "use X in
 weights name tokens by position and reads only each description's first sentence. Both split the
 task into clauses and make one call per clause, fill arguments from the text in the shapes the
 parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
-what the tools returned.
+what the tools returned. Between tools that score the same, a question never goes to a tool whose name says
+it changes something (`delete_…`, `add_…`): no reader answers "who works where?" by writing.
 
 Model strings: `sim:lexical?seed=3&noise=0.2&latency_ms=50`.
 """
@@ -24,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from optimizer.definitions import ToolDef, canonical_json
+from optimizer.lint.vocabulary import WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
-from optimizer.text import estimate_tokens, first_sentence, sentences, terms
+from optimizer.text import estimate_tokens, first_sentence, sentences, stem, terms, words
 from optimizer.values import KIND_AS_WORD, describe_values, property_kinds, shapes_in
 
 HABITS = ("lexical", "skim")
@@ -36,6 +38,9 @@ _BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|
 _BOUNDARY_WORDS = frozenset(terms("use used using instead rather"))
 _RETRYABLE = re.compile(r"\b(transient|temporar|try again|retry)", re.IGNORECASE)
 _HOPELESS = re.compile(r"\b(business|permission|not allowed|forbidden|cannot be)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"\?\s*$|^\s*(who|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|"
+                       r"has|have|should|will|would)\b", re.IGNORECASE)
+_WRITE_STEMS = frozenset(stem(w) for w in (*WRITE_VERBS, "add", "append", "save", "store", "record", "remember"))
 K1, B = 1.2, 0.75
 _VALUE_WORDS = frozenset(terms(" ".join(KIND_AS_WORD.values())))
 
@@ -200,7 +205,7 @@ class SimAgent:
                 spread = max(scores.values()) - min(scores.values()) or 1.0
                 for name in scores:
                     scores[name] += self.noise * spread * rng.gauss(0, 1)
-            best = max(scores, key=lambda k: (scores[k], -order[k]))  # ties: the tool listed first
+            best = self._pick(scores, order, clause)
             candidates.append((clause, best, scores[best]))
         top = max(score for _, _, score in candidates)
         steps: list[tuple[str, str]] = []
@@ -212,6 +217,16 @@ class SimAgent:
                 continue
             steps.append((clause, tool))
         return steps or [(prompt, candidates[0][1])]
+
+    @staticmethod
+    def _pick(scores: dict[str, float], order: dict[str, int], clause: str) -> str:
+        """The best-scoring tool. Between tools that score the same (as when no tool shares a word with the
+        request), a question goes to a tool whose name does not say it changes something; then the tool listed
+        first."""
+        top = max(scores.values())
+        tied = [name for name in scores if scores[name] >= top - 1e-9]
+        asks = bool(_QUESTION.search(clause))
+        return max(tied, key=lambda name: (not (asks and _writes(name)), -order[name]))
 
     def _next_calls(
         self, plan: list[tuple[str, str]], prompt: str, tools: Sequence[ToolDef], messages: Sequence[Message]
@@ -240,6 +255,12 @@ class SimAgent:
         if calls:
             return calls, f"I'll use {', '.join(c.name for c in calls)}."
         return [], _answer(history)
+
+
+def _writes(name: str) -> bool:
+    """Whether a tool's name opens with a verb that changes something (`delete_entities`, `add_note`)."""
+    parts = words(name)
+    return bool(parts) and stem(parts[0]) in _WRITE_STEMS
 
 
 def _clauses(prompt: str) -> list[str]:
