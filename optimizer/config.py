@@ -3,7 +3,7 @@ stored settings meet the ones given again. Frozen pydantic models with a descrip
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +33,15 @@ class EvalConfig(BaseModel):
                                          "min(4, max-connections)).")
     tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is abandoned.")
     connect_timeout: float = Field(30.0, gt=0, description="Seconds allowed for the MCP handshake.")
+    mcp_config: str | None = Field(None, description="A client's MCP config file (the mcpServers JSON of Claude "
+                                   "Desktop, Claude Code's .mcp.json or Cursor) that --context picks servers from.")
+    context: tuple[str, ...] = Field((), description="Servers of --mcp-config that stand beside the server under "
+                                     "test, comma-separated: the agent sees their tools too, unchanged, and only "
+                                     "their read-only tools run.")
+    context_servers: tuple[str, ...] = Field((), description="Another server beside the one under test, a command "
+                                             "line or URL (repeatable); as --context.")
+    client_naming: Literal["plain", "claude-code"] = Field("plain", description="How the client names tools: plain "
+                                                           "(as listed) or claude-code (mcp__<server>__<tool>).")
     max_turns: int = Field(12, ge=1, description="Model turns per task.")
     allow_destructive: bool = Field(False, description="Let agents call tools annotated destructiveHint: true.")
     system_prompt: str | None = Field(None, description="Your agent's own system prompt (a file), included "

@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from optimizer.context import ClientNaming, Context, client_names
 from optimizer.definitions import Candidate, Catalog, Exposed, apply
-from optimizer.episode import Episode, EpisodeConfig, run_episode
+from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
 from optimizer.scoring import Verdict, response_text, score
@@ -89,8 +90,17 @@ async def evaluate(
     models: Sequence[AgentModel],
     settings: EvalSettings,
     progress: Progress | None = None,
+    context: Context | None = None,
+    naming: ClientNaming = "plain",
 ) -> EvalResult:
+    """`context`: servers whose tools the agent sees beside the candidate's (their read-only tools run);
+    `naming`: how the client names the tools it shows (see context.py)."""
     exposed = apply(catalog, candidate)
+    call: CallTool = pool.call
+    if context:
+        exposed, _ = context.expose(exposed)
+        call = context.call(pool.call)
+    exposed = client_names(exposed, naming, catalog.server_name)
     exposed_digest = exposed.digest
     result = EvalResult(candidate=candidate.key)
     jobs: list[_Job] = []
@@ -113,14 +123,14 @@ async def evaluate(
             break
         # Retries run one at a time, so an episode that crashes the server cannot take others with it.
         workers = max(1, settings.max_connections) * 2 if attempt == 0 else 1
-        jobs = await _run_jobs(jobs, pool, store, exposed, candidate, settings, turn_slot, result, progress, workers)
+        jobs = await _run_jobs(jobs, call, store, exposed, candidate, settings, turn_slot, result, progress, workers)
     result.infra_errors = len(jobs)
     result.outcomes.sort(key=lambda o: (o.model, o.split, o.task_id, o.epoch))
     return result
 
 
 async def _run_jobs(
-    jobs: list[_Job], pool: ServerPool, store: RunStore, exposed: Exposed, candidate: Candidate,
+    jobs: list[_Job], call: CallTool, store: RunStore, exposed: Exposed, candidate: Candidate,
     settings: EvalSettings, turn_slot: asyncio.Semaphore, result: EvalResult, progress: Progress | None,
     workers: int,
 ) -> list[_Job]:
@@ -132,7 +142,7 @@ async def _run_jobs(
     async def worker() -> None:
         while not queue.empty():
             job = queue.get_nowait()
-            episode = await run_episode(job.task, job.model, exposed, pool.call, settings.episode,
+            episode = await run_episode(job.task, job.model, exposed, call, settings.episode,
                                         seed=_episode_seed(settings.seed, job), turn_slot=turn_slot)
             if episode.status == "infra_error":
                 store.record_fault(job.key, job.model.id, job.task.id, episode.error or "infrastructure fault")

@@ -3,12 +3,14 @@ and the transcripts into the run directory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from optimizer.config import EvalConfig
-from optimizer.evaluate import EvalResult, Progress
+from optimizer.context import SEPARATOR
+from optimizer.evaluate import EvalResult, Outcome, Progress
 from optimizer.harness import Harness, open_harness
 from optimizer.scoring import accuracy_table, confusion
 
@@ -23,9 +25,13 @@ async def run_eval(
                             overrides=overrides, progress=progress) as run:
         tasks = run.taskset.split("all")
         if on_start is not None:
-            on_start(run, len(tasks) * len(run.models) * run.config.epochs)
+            on_start(run, len(tasks) * len(run.models) * run.config.epochs * (2 if run.context else 1))
         result = await run.evaluate(run.candidate, tasks, epochs=run.config.epochs)
         report = eval_report(run, result)
+        if run.context:  # the same run without the context servers, to show what standing beside them costs
+            alone = await run.evaluate(run.candidate, tasks, epochs=run.config.epochs, alone=True)
+            report["alone"] = {"results": _accuracy(alone), "confusion": _confusion(run, alone)}
+            report["episodes"] = {k: report["episodes"][k] + getattr(alone, k) for k in report["episodes"]}
         run.store.write_json("eval.json", report)
         run.store.export_transcripts()
         return report
@@ -40,13 +46,31 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         "models": run.model_ids,
         "candidate": result.candidate,
         "splits": run.taskset.counts(),
-        "results": accuracy_table((o.model, o.split, o.passed) for o in result.outcomes),
-        "confusion": {
-            model: confusion((o.expected_first, o.chosen_first) for o in result.outcomes
-                             if o.model == model and o.expected_first is not None)
-            for model in run.model_ids
-        },
+        "results": _accuracy(result),
+        "confusion": _confusion(run, result),
+        "context": run.context.names,
+        "client_naming": run.config.client_naming,
+        "cross_server": cross_server(result.outcomes),
         "episodes": {"run": result.run, "cached": result.cached, "infra_errors": result.infra_errors},
         "server_restarts": run.pool.restarts,
         "notices": run.notices,
     }
+
+
+def _accuracy(result: EvalResult) -> dict[str, Any]:
+    return accuracy_table((o.model, o.split, o.passed) for o in result.outcomes)
+
+
+def _confusion(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
+    return {model: confusion((o.expected_first, o.chosen_first) for o in result.outcomes
+                             if o.model == model and o.expected_first is not None)
+            for model in run.model_ids}
+
+
+def cross_server(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """Episodes whose first call went to a context server's tool (`<server>:<tool>`) where a tool of the server
+    under test was expected: per model, expected tool and chosen tool, how many, most first."""
+    counts = Counter((o.model, o.expected_first, o.chosen_first) for o in outcomes
+                     if o.expected_first and o.chosen_first and SEPARATOR in o.chosen_first)
+    return [{"model": m, "expected": e, "chosen": c, "count": n}
+            for (m, e, c), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]

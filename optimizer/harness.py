@@ -17,7 +17,8 @@ from typing import Any, Generic
 
 from optimizer.budget import Budget, BudgetedAgent, BudgetExceeded
 from optimizer.config import ConfigT, EvalConfig, RunError, resolve_config
-from optimizer.definitions import Candidate, Catalog, DefinitionError
+from optimizer.context import Context, ContextError, context_specs, open_context
+from optimizer.definitions import Candidate, Catalog, DefinitionError, apply
 from optimizer.episode import EpisodeConfig
 from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
 from optimizer.judge import Grader, JudgeSetupError, make_judge
@@ -50,6 +51,8 @@ class Harness(Generic[ConfigT]):
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     """How every episode of the run goes (system prompt, turns, blocked tools); read once when the run opens."""
     episodes: dict[str, int] = field(default_factory=lambda: {"run": 0, "cached": 0, "infra_errors": 0})
+    context: Context = field(default_factory=Context)
+    """The servers standing beside the target (`--mcp-config`/`--context`, `--context-server`), opened."""
 
     @property
     def offline(self) -> bool:
@@ -65,13 +68,15 @@ class Harness(Generic[ConfigT]):
 
     async def evaluate(
         self, candidate: Candidate, tasks: Sequence[Task], *, epochs: int = 1, pool: ServerPool | None = None,
-        catalog: Catalog | None = None,
+        catalog: Catalog | None = None, alone: bool = False,
     ) -> EvalResult:
         """Every (task, model, epoch) episode of `candidate` through the run's store (see `evaluate.evaluate`);
-        `pool` and `catalog` default to the run's own server (regress passes another server's)."""
+        `pool` and `catalog` default to the run's own server (regress passes another server's). The agent sees
+        the run's context servers beside it unless `alone`, under the run's client naming."""
         result = await evaluate(pool=pool or self.pool, store=self.store, catalog=catalog or self.catalog,
                                 candidate=candidate, tasks=tasks, models=self.models, settings=self.settings(epochs),
-                                progress=self.progress)
+                                progress=self.progress, context=None if alone else self.context,
+                                naming=self.config.client_naming)
         for key in self.episodes:
             self.episodes[key] += getattr(result, key)
         return result
@@ -111,17 +116,19 @@ async def _opened(
     models = [BudgetedAgent(m, budget) for m in models] if budget else models
     await _check_access(models)
     store.set_meta("config", config.model_dump())
-    async with _pool(config, store) as pool:
+    async with _pool(config, store) as pool, _context(config, store) as context:
         catalog = await pool.list_tools()
         notices = _safety(catalog, config)
         candidate = _candidate(config, catalog)
+        if context:
+            notices += context.expose(apply(catalog, candidate))[1]
         try:
             taskset.check_tools(catalog.names)
         except TaskError as exc:
             raise RunError(str(exc)) from None
         store.set_meta("catalog", [t.canonical() for t in catalog.tools])
         harness = Harness(config, store, pool, catalog, taskset, models, providers, candidate, notices, budget,
-                          progress=progress, episode=episode_config(config, catalog))
+                          progress=progress, episode=episode_config(config, catalog), context=context)
         try:
             harness.judge = make_judge(config.judge, tasks=taskset.split("all"), models=models,
                                        model_specs=config.models, store=store, providers=providers,
@@ -151,6 +158,24 @@ async def _pool(config: EvalConfig, store: RunStore) -> AsyncIterator[ServerPool
         yield pool
     finally:
         await pool.__aexit__(None, None, None)
+
+
+@contextlib.asynccontextmanager
+async def _context(config: EvalConfig, store: RunStore) -> AsyncIterator[Context]:
+    try:
+        specs = context_specs(config.mcp_config, config.context, config.context_servers, headers=config.headers)
+    except ContextError as exc:
+        raise RunError(str(exc)) from None
+    opening = open_context(specs, log_dir=store.dir, tool_timeout=config.tool_timeout,
+                           connect_timeout=config.connect_timeout)
+    try:
+        context = await opening.__aenter__()
+    except ServerError as exc:
+        raise RunError(str(exc)) from None
+    try:
+        yield context
+    finally:
+        await opening.__aexit__(None, None, None)
 
 
 def _spec(config: EvalConfig) -> ServerSpec:

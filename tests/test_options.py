@@ -37,7 +37,7 @@ def test_every_setting_is_an_option_with_the_fields_help_and_default(command: st
         if name not in ("models", "proposer"):  # their defaults are chosen by the command (offline, API key)
             assert option.help == field.description
             default = None if field.is_required() else field.get_default(call_default_factory=True)
-            assert option.default == (None if default in ({}, None) else default)
+            assert option.default == (None if default in ({}, None, ()) else default)
 
 
 def test_shared_settings_read_the_same_on_every_command() -> None:

@@ -47,6 +47,9 @@ SHAPES: dict[str, Shape] = {
     "system_prompt": Shape(Path | None),
     "source": Shape(Path | None),
     "headers": Shape(list[str] | None, flag="--header"),
+    "mcp_config": Shape(Path | None),
+    "context": Shape(str | None),
+    "context_servers": Shape(list[str] | None, flag="--context-server"),
 }
 """Fields that are files on the command line (the config stores their path or text), or repeatable."""
 
@@ -122,7 +125,7 @@ def _cli_default(info: FieldInfo, shape: Shape | None) -> Any:
     if info.is_required():
         return None
     default = info.get_default(call_default_factory=True)
-    if shape is not None and default in ({}, None):
+    if shape is not None and default in ({}, None, ()):
         return None
     return default
 
@@ -170,11 +173,12 @@ def project_defaults(commands: Mapping[str, Collection[str]], start: Path | None
 
 
 def _key(key: str) -> str:
-    return "headers" if key in ("header", "headers") else key.replace("-", "_")
+    aliases = {"header": "headers", "context-server": "context_servers", "context_server": "context_servers"}
+    return aliases.get(key, key.replace("-", "_"))
 
 
 def _value(key: str, value: Any) -> Any:
     """A TOML value as the option reads it: a list of models is the comma-separated text `--models` takes."""
-    if isinstance(value, list) and key != "headers":
+    if isinstance(value, list) and key not in ("headers", "context_servers"):
         return ",".join(str(v) for v in value)
     return value

@@ -35,6 +35,10 @@ def build_config(config: type[Config], options: Mapping[str, Any]) -> Config:
             values["models"] = tuple(parse_models(values["models"]))
         if "headers" in values:
             values["headers"] = parse_headers(values["headers"])
+        if "context" in values:
+            values["context"] = tuple(n.strip() for n in values["context"].split(",") if n.strip())
+        if "context_servers" in values:
+            values["context_servers"] = tuple(values["context_servers"])
         if "system_prompt" in values:
             values["system_prompt"] = read_system_prompt(Path(values["system_prompt"]))
         if "source" in values:
@@ -55,6 +59,6 @@ def source_dir(path: Path) -> str:
 
 def _problem(error: Mapping[str, Any]) -> str:
     name = str(error["loc"][0]) if error.get("loc") else "settings"
-    flag = "--header" if name == "headers" else "--" + name.replace("_", "-")
+    flag = {"headers": "--header", "context_servers": "--context-server"}.get(name, "--" + name.replace("_", "-"))
     return f"{flag}: {error['msg']} (got {error.get('input')!r})"
 

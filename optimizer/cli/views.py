@@ -75,16 +75,32 @@ class EvalProgress:
 def print_eval(console: Console, report: dict[str, Any]) -> None:
     if report["offline"]:
         console.print(f"[bold yellow]{OFFLINE_LABEL}[/]")
-    table = Table(title=f"Accuracy — run {report['run_id']}", show_lines=False)
-    for column in ("model", "split", "passed", "accuracy", "95% CI"):
+    alone = (report.get("alone") or {}).get("results")
+    beside = ", ".join(report.get("context") or [])
+    title = f"Accuracy — run {report['run_id']}" + (f" (beside {beside})" if beside else "")
+    table = Table(title=title, show_lines=False)
+    columns = ("model", "split", "passed", "accuracy", "95% CI", *(("alone", "change") if alone else ()))
+    for column in columns:
         table.add_column(column, justify="right" if column != "model" else "left")
     for model, splits in report["results"].items():
         for split, row in splits.items():
-            table.add_row(model, split, f"{row['passed']}/{row['n']}", f"{row['accuracy']:.1%}",
-                          f"{row['ci_low']:.0%}–{row['ci_high']:.0%}")
+            cells = [model, split, f"{row['passed']}/{row['n']}", f"{row['accuracy']:.1%}",
+                     f"{row['ci_low']:.0%}–{row['ci_high']:.0%}"]
+            if alone:
+                solo = alone[model][split]
+                cells += [f"{solo['passed']}/{solo['n']}", f"{row['accuracy'] - solo['accuracy']:+.0%}"]
+            table.add_row(*cells)
     console.print(table)
     for model, matrix in report["confusion"].items():
         print_confusion(console, model, matrix)
+    if report.get("cross_server"):
+        confusions = Table(title="Cross-server confusions (first call to a context server's tool where a tool of "
+                           "the server under test was expected)")
+        for column in ("model", "expected", "called", "episodes"):
+            confusions.add_column(column, justify="right" if column == "episodes" else "left")
+        for row in report["cross_server"]:
+            confusions.add_row(row["model"], row["expected"], row["chosen"], str(row["count"]))
+        console.print(confusions)
     episodes = report["episodes"]
     console.print(
         f"episodes: {episodes['run']} run, {episodes['cached']} cached, {episodes['infra_errors']} infrastructure"
