@@ -134,3 +134,36 @@ def test_a_context_server_that_does_not_start_is_a_clear_error(run_cli: Cli, tmp
                      "--offline", "--runs-dir", str(tmp_path))
     assert result.returncode == 2
     assert "context server 'no-such-program-xyz'" in result.stderr
+
+
+def test_optimize_in_context_chooses_there_and_reports_the_schemes_and_the_winner_alone(
+    run_cli: Cli, tmp_path: Path
+) -> None:
+    result = run_cli("--server", SUPPORT, "--tasks", TASKS, "--context-server", WORKSPACE, "--offline", "--rounds",
+                     "1", "--trials", "6", "--server-instances", "1", "--runs-dir", str(tmp_path), "--run-id", "ctx",
+                     "--json", script="optimize")
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    assert summary["context"] == ["workspace"] and summary["client_naming"] == "plain"
+    (round_one,) = summary["rounds"]
+    assert set(round_one["scheme_accuracy"]) == set(round_one["schemes"]) and round_one["scheme_accuracy"]
+    assert max(round_one["scheme_accuracy"].values()) == round_one["best_accuracy"]
+    for side in ("baseline", "winner"):
+        alone = summary["alone"][side]
+        assert set(alone) == {"sim:lexical", "sim:skim"} and all(row["n"] == 20 for row in alone.values())
+    report = (tmp_path / "ctx" / "report.md").read_text(encoding="utf-8")
+    assert "## In context" in report and "beside workspace" in report and "winner alone" in report
+
+
+def test_regress_in_context_says_so(run_cli: Cli, tmp_path: Path) -> None:
+    entry = {"command": sys.executable, "args": [str(ROOT / "examples/workspace/server.py")]}
+    result = run_cli("regress", "--server", SUPPORT, "--tasks", TASKS, "--models", "sim:lexical", "--candidate",
+                     str(ROOT / "examples/support/reference-overlay.json"), "--mcp-config",
+                     write(tmp_path, json.dumps({"mcpServers": {"ws": entry}})), "--context", "ws",
+                     "--client-naming", "claude-code", "--server-instances", "1",
+                     "--runs-dir", str(tmp_path), "--json")
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report["context"] == ["ws"] and report["client_naming"] == "claude-code"
+    transcript = next((tmp_path / report["run_id"] / "transcripts").glob("*.jsonl")).read_text(encoding="utf-8")
+    assert '"name": "mcp__support__' in transcript or '"name": "mcp__ws__' in transcript

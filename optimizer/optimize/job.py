@@ -1,5 +1,6 @@
 """The optimize job, in order: baseline on train → rounds of (evidence → propose → screen → search → select) →
-baseline and winner on held-out for every model → the gate → the outputs.
+baseline and winner on held-out for every model → the gate → (with context servers) baseline and winner on held-out
+alone → the outputs. Every evaluation but the last runs beside the context servers, under the client's naming.
 
 Contracts:
 - Proposers see evidence from TRAIN episodes only; held-out tasks are evaluated only for the baseline and the
@@ -96,7 +97,12 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     after = await run.evaluate(best.candidate, heldout, epochs=config.epochs)
     passed, verdicts = judge(run.model_ids, before.episodes, after.episodes, max_drop=config.max_drop,
                              alpha=config.alpha, seed=config.seed)
-    return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop, dict(run.episodes))
+    alone = None
+    if run.context:  # chosen in context; say how it does where the server stands alone too (not used to choose)
+        alone = (await run.evaluate(baseline.candidate, heldout, epochs=config.epochs, alone=True),
+                 await run.evaluate(best.candidate, heldout, epochs=config.epochs, alone=True))
+    return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop, dict(run.episodes),
+                   alone)
 
 
 def evidence_for(run: OptimizeRun, best: Scored) -> Evidence:

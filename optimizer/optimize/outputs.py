@@ -129,6 +129,10 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "cost": run_cost(outcome),
         "rounds": [vars(r) for r in outcome.rounds],
         "schemes_tried": sorted({s for r in outcome.rounds for s in r.schemes}),
+        "context": run.context.names,
+        "client_naming": config.client_naming,
+        **({"alone": {"baseline": split_table(outcome.alone[0], models),
+                      "winner": split_table(outcome.alone[1], models)}} if outcome.alone else {}),
         "stop_reason": outcome.stop_reason,
         "diagnosis": {"train_baseline": failure_modes(outcome.baseline.result.episodes).to_json(),
                       "heldout_winner": failure_modes(outcome.heldout_after.episodes).to_json()},
@@ -170,7 +174,8 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"stopped: {data['stop_reason']}", ""]
-    lines += _accuracy_section(data) + _gate_section(data) + _diagnosis_section(data) + _rounds_section(data)
+    lines += _accuracy_section(data) + _context_section(data) + _gate_section(data) + _diagnosis_section(data)
+    lines += _rounds_section(data)
     lines += _confusion_section(outcome)
     lines += ["## Definition changes", "",
               f"Definition tokens: {data['definition_tokens']['baseline']} → {data['definition_tokens']['winner']}"
@@ -252,6 +257,22 @@ def _tokens_section(data: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _context_section(data: dict[str, Any]) -> list[str]:
+    """Which servers stood beside this one, and baseline and winner on held-out without them."""
+    if not data.get("context"):
+        return []
+    lines = ["## In context", "", f"Every evaluation above ran beside {', '.join(data['context'])} (client naming: "
+             f"{data['client_naming']}); the search chose the namespace scheme and the descriptions there (best train "
+             "per scheme: see Search). Held-out without them, not used for any choice:", "",
+             "| model | baseline alone | winner alone | baseline in context | winner in context |",
+             "|---|---|---|---|---|"]
+    for model in data["models"]:
+        cells = [data["alone"]["baseline"][model], data["alone"]["winner"][model],
+                 data["baseline"]["heldout"][model], data["winner"]["heldout"][model]]
+        lines.append(f"| {model} | " + " | ".join(f"{c['passed']}/{c['n']}" for c in cells) + " |")
+    return [*lines, ""]
+
+
 def _diagnosis_section(data: dict[str, Any]) -> list[str]:
     """Why episodes failed, when one way of failing covers at least half of them (see `diagnosis.py`)."""
     parts = {"train_baseline": "Baseline on train", "heldout_winner": "Winner on held-out"}
@@ -264,8 +285,10 @@ def _rounds_section(data: dict[str, Any]) -> list[str]:
     lines = ["## Search", "", "| round | proposed | rejected | trials | pruned | best train | schemes | episodes |",
              "|---|---|---|---|---|---|---|---|"]
     for r in data["rounds"]:
+        schemes = ", ".join(f"{s} {r['scheme_accuracy'][s]:.0%}" if s in r.get("scheme_accuracy", {}) else s
+                            for s in r["schemes"])
         lines.append(f"| {r['round']} | {r['proposed']} | {len(r['rejected'])} | {r['trials']} | {r['pruned']} | "
-                     f"{r['best_accuracy']:.0%} | {', '.join(r['schemes'])} | {r['episodes']} |")
+                     f"{r['best_accuracy']:.0%} | {schemes} | {r['episodes']} |")
     rejected = [(r["round"], x) for r in data["rounds"] for x in r["rejected"]]
     if rejected:
         lines += ["", "Rejected before any eval:", ""]

@@ -48,6 +48,9 @@ class RoundLog:
     best_accuracy: float = 0.0
     improved: bool = False
     schemes: list[str] = field(default_factory=list)
+    scheme_accuracy: dict[str, float] = field(default_factory=dict)
+    """Per namespace scheme, the best train accuracy of the round's complete trials under it (in context when the run
+    has context servers: what a prefix or suffix is worth beside them)."""
     episodes: int = 0
     proposer: dict[str, Any] = field(default_factory=dict)
     """What the proposer reported (requested, received, repaired, dropped, rejected, rationales, error)."""
@@ -71,6 +74,8 @@ class Outcome:
     rounds: list[RoundLog]
     stop_reason: str
     episodes: dict[str, int]
+    alone: tuple[EvalResult, EvalResult] | None = None
+    """With context servers: baseline and winner on held-out without them (how the winner does alone)."""
 
 
 def aggregate(result: EvalResult, models: Sequence[str], how: str) -> float:
@@ -211,5 +216,8 @@ async def search_round(
     log.pruned = sum(not t.complete for t in outcome.trials)
     log.best_accuracy = outcome.best.accuracy
     log.schemes = sorted({t.candidate.scheme for t in outcome.trials})
+    for trial in (t for t in outcome.trials if t.complete):
+        scheme = trial.candidate.scheme
+        log.scheme_accuracy[scheme] = max(log.scheme_accuracy.get(scheme, 0.0), trial.accuracy)
     log.episodes = run.episodes["run"] - before
     return outcome

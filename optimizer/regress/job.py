@@ -124,7 +124,7 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
         "baseline": {"definitions": cfg.baseline, "server": cfg.baseline_server or run.pool.spec.display,
                      "candidate": before.candidate},
         "candidate": {"definitions": cfg.candidate, "server": run.pool.spec.display, "candidate": after.candidate},
-        "passed": passed, "results": rows,
+        "context": run.context.names, "client_naming": cfg.client_naming, "passed": passed, "results": rows,
         "episodes": {"run": before.run + after.run, "cached": before.cached + after.cached,
                      "infra_errors": before.infra_errors + after.infra_errors},
     }

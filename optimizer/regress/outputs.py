@@ -68,6 +68,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [f"### optimizer regress: {status}", ""]
     if report["offline"]:
         lines += ["OFFLINE — simulated agents (sim:*), stand-ins for real models.", ""]
+    if report.get("context"):
+        lines += [f"Beside {', '.join(report['context'])} (client naming: {report['client_naming']}).", ""]
     lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); {rule(report['max_drop'], report['alpha'])}.",
               "",
               "| model | tasks | before | after | change | p (Holm) | pass^k before → after | steps | tokens | "
