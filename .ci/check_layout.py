@@ -26,7 +26,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
      "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.pool", "optimizer.search", "optimizer.gate"),
     # 3: vendors, agents, proposers and judges behind their protocols
-    ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.episode", "optimizer.context",
+    ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.episode",
+     "optimizer.context",
      "optimizer.evaluate"),
     # 4: one owner of an open run
     ("optimizer.harness",),

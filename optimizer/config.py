@@ -42,6 +42,9 @@ class EvalConfig(BaseModel):
                                              "line or URL (repeatable); as --context.")
     client_naming: Literal["plain", "claude-code"] = Field("plain", description="How the client names tools: plain "
                                                            "(as listed) or claude-code (mcp__<server>__<tool>).")
+    tool_search: Literal["off", "bm25", "regex"] = Field("off", description="Defer every tool (the target's and "
+                                                         "the context's) behind a search tool, as clients with many "
+                                                         "tools do: bm25 (words) or regex (a pattern); top 5 loaded.")
     max_turns: int = Field(12, ge=1, description="Model turns per task.")
     allow_destructive: bool = Field(False, description="Let agents call tools annotated destructiveHint: true.")
     system_prompt: str | None = Field(None, description="Your agent's own system prompt (a file), included "

@@ -18,6 +18,7 @@ from optimizer.definitions import Exposed
 from optimizer.models.base import AgentModel, Message, ModelAccessError, ModelUnavailable, ToolCall, ToolResult, Usage
 from optimizer.servers import CallOutcome, ServerCrashed
 from optimizer.tasks import Task
+from optimizer.tool_search import SEARCH_TOOL, ToolSearch
 
 Status = Literal["completed", "max_turns", "infra_error"]
 CallTool = Callable[[str, dict[str, Any]], Awaitable[CallOutcome]]
@@ -57,6 +58,10 @@ class Episode:
     duration_s: float = 0.0
     model_seconds: float = 0.0
     error: str | None = None
+    searches: list[dict[str, Any]] = field(default_factory=list)
+    """With a tool search: each search the agent ran, {"query", "found": [exposed names], "error"?}, in order."""
+    loaded: list[str] = field(default_factory=list)
+    """With a tool search: the exposed names loaded so far, in the order they were found."""
 
     @property
     def called_tools(self) -> list[str]:
@@ -77,12 +82,14 @@ async def run_episode(
     *,
     seed: int = 0,
     turn_slot: asyncio.Semaphore | None = None,
+    search: ToolSearch | None = None,
 ) -> Episode:
-    """Run one task to an answer. `turn_slot` bounds concurrent model requests across episodes."""
+    """Run one task to an answer. `turn_slot` bounds concurrent model requests across episodes. With `search`, the
+    agent sees only the search tool and the tools its searches loaded."""
     episode = Episode(task_id=task.id, model=model.id, messages=[Message("user", task.prompt)])
     started = time.perf_counter()
     try:
-        await _loop(episode, model, exposed, call_tool, config, seed, turn_slot)
+        await _loop(episode, model, exposed, call_tool, config, seed, turn_slot, search)
     except ModelAccessError:
         raise
     except (ServerCrashed, ModelUnavailable) as exc:
@@ -101,14 +108,16 @@ async def _loop(
     config: EpisodeConfig,
     seed: int,
     turn_slot: asyncio.Semaphore | None,
+    search: ToolSearch | None,
 ) -> None:
     for _ in range(config.max_turns):
         t0 = time.perf_counter()
+        tools = search.visible(episode.loaded) if search else exposed.tools
         if turn_slot is None:
-            turn = await model.turn(config.system_prompt, exposed.tools, episode.messages, seed=seed)
+            turn = await model.turn(config.system_prompt, tools, episode.messages, seed=seed)
         else:
             async with turn_slot:
-                turn = await model.turn(config.system_prompt, exposed.tools, episode.messages, seed=seed)
+                turn = await model.turn(config.system_prompt, tools, episode.messages, seed=seed)
         episode.model_seconds += time.perf_counter() - t0
         episode.turns += 1
         episode.usage = episode.usage + turn.usage
@@ -118,17 +127,34 @@ async def _loop(
         if not turn.tool_calls:
             episode.answer = turn.text
             return
-        results = [await _execute(call, exposed, call_tool, config, episode) for call in turn.tool_calls]
+        results = [_search(call, search, episode) if search and call.name == SEARCH_TOOL
+                   else await _execute(call, exposed, call_tool, config, episode, search) for call in turn.tool_calls]
         episode.messages.append(Message("tool", tool_results=tuple(results)))
     episode.status = "max_turns"
     episode.answer = next((m.text for m in reversed(episode.messages) if m.role == "assistant"), "")
 
 
+def _search(call: ToolCall, search: ToolSearch, episode: Episode) -> ToolResult:
+    """Run the agent's tool search and load what it found (kept apart from the tool calls that are scored)."""
+    query = call.arguments.get("query") if isinstance(call.arguments, dict) else None
+    if not isinstance(query, str) or not query.strip():
+        return ToolResult(call.id, "Error: give a non-empty 'query'.", True)
+    found = search.search(query)
+    episode.loaded += [n for n in found.names if n not in episode.loaded]
+    episode.searches.append({"query": query, "found": list(found.names), **({"error": found.error} if found.error
+                                                                            else {})})
+    return ToolResult(call.id, search.result_text(found), bool(found.error))
+
+
 async def _execute(
-    call: ToolCall, exposed: Exposed, call_tool: CallTool, config: EpisodeConfig, episode: Episode
+    call: ToolCall, exposed: Exposed, call_tool: CallTool, config: EpisodeConfig, episode: Episode,
+    search: ToolSearch | None = None,
 ) -> ToolResult:
     original = exposed.original(call.name)
-    if original is None:
+    if original is not None and search is not None and call.name not in episode.loaded:
+        original = None  # a deferred tool the agent never loaded: not callable, and not counted as called
+        outcome = CallOutcome(f"Error: {call.name} is not loaded; find it with {SEARCH_TOOL} first.", True)
+    elif original is None:
         outcome = CallOutcome(f"Error: there is no tool named {call.name!r}.", True)
     elif original in config.blocked_tools:
         outcome = CallOutcome(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.context import ClientNaming, Context, client_names
-from optimizer.definitions import Candidate, Catalog, Exposed, apply
+from optimizer.definitions import Candidate, Catalog, Exposed, apply, digest
 from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
@@ -28,6 +28,7 @@ from optimizer.scoring import Verdict, response_text, score
 from optimizer.servers import ServerPool
 from optimizer.store import RunStore, StoredEpisode, episode_key
 from optimizer.tasks import Task
+from optimizer.tool_search import SearchMode, ToolSearch
 
 Progress = Callable[["Outcome"], None]
 
@@ -47,6 +48,8 @@ class Outcome:
     tool_calls: int
     input_tokens: int
     output_tokens: int
+    found: bool | None = None
+    """With a tool search: whether a search found the expected first tool (None without a search)."""
 
 
 @dataclass
@@ -70,6 +73,8 @@ class EvalSettings:
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     judge: Grader | None = None
     """Grades `match: judge` answers (see judge.py)."""
+    tool_search: SearchMode = "off"
+    """Defer every tool behind a search tool (see tool_search.py)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,8 @@ async def evaluate(
         exposed, _ = context.expose(exposed)
         call = context.call(pool.call)
     exposed = client_names(exposed, naming, catalog.server_name)
-    exposed_digest = exposed.digest
+    search = ToolSearch(exposed, settings.tool_search) if settings.tool_search != "off" else None
+    exposed_digest = exposed.digest if search is None else digest([exposed.digest, "tool-search", search.mode])
     result = EvalResult(candidate=candidate.key)
     jobs: list[_Job] = []
     task_digests = {task.id: task.digest() for task in tasks}
@@ -123,7 +129,8 @@ async def evaluate(
             break
         # Retries run one at a time, so an episode that crashes the server cannot take others with it.
         workers = max(1, settings.max_connections) * 2 if attempt == 0 else 1
-        jobs = await _run_jobs(jobs, call, store, exposed, candidate, settings, turn_slot, result, progress, workers)
+        jobs = await _run_jobs(jobs, call, store, exposed, candidate, settings, turn_slot, result, progress, workers,
+                               search)
     result.infra_errors = len(jobs)
     result.outcomes.sort(key=lambda o: (o.model, o.split, o.task_id, o.epoch))
     return result
@@ -132,7 +139,7 @@ async def evaluate(
 async def _run_jobs(
     jobs: list[_Job], call: CallTool, store: RunStore, exposed: Exposed, candidate: Candidate,
     settings: EvalSettings, turn_slot: asyncio.Semaphore, result: EvalResult, progress: Progress | None,
-    workers: int,
+    workers: int, search: ToolSearch | None,
 ) -> list[_Job]:
     queue: asyncio.Queue[_Job] = asyncio.Queue()
     for job in jobs:
@@ -143,7 +150,7 @@ async def _run_jobs(
         while not queue.empty():
             job = queue.get_nowait()
             episode = await run_episode(job.task, job.model, exposed, call, settings.episode,
-                                        seed=_episode_seed(settings.seed, job), turn_slot=turn_slot)
+                                        seed=_episode_seed(settings.seed, job), turn_slot=turn_slot, search=search)
             if episode.status == "infra_error":
                 store.record_fault(job.key, job.model.id, job.task.id, episode.error or "infrastructure fault")
                 failed.append(job)
@@ -154,7 +161,7 @@ async def _run_jobs(
                 store.record_fault(job.key, job.model.id, job.task.id, f"judge: {exc}")
                 failed.append(job)
                 continue
-            stored = _to_stored(job, episode, candidate, judged)
+            stored = _to_stored(job, episode, candidate, judged, exposed if search else None)
             store.put(stored)
             result.run += 1
             result.episodes.append(stored)
@@ -180,7 +187,8 @@ async def _judge(job: _Job, episode: Episode, judge: Grader | None) -> JudgeVerd
     return await judge.grade(job.task.prompt, expect.answer, response_text(episode.answer))
 
 
-def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeVerdict | None = None) -> StoredEpisode:
+def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeVerdict | None = None,
+               searched: Exposed | None = None) -> StoredEpisode:
     verdict: Verdict = score(job.task.expect, episode.answer, episode.called_tools,
                              judge=None if judged is None else (lambda _expected, _text: judged.passed))
     passed = verdict.passed and episode.status == "completed"
@@ -199,6 +207,9 @@ def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeV
         "model_seconds": round(episode.model_seconds, 4),
         **({"batch": True} if job.model.batch else {}),
     }
+    if searched is not None:  # what the agent's searches found, by original name
+        data["searches"] = episode.searches
+        data["search_found"] = sorted({searched.routing[n] for s in episode.searches for n in s["found"]})
     if judged is not None:
         data["verdict"]["judge"] = judged.reason
     return StoredEpisode(job.key, job.model.id, job.task.id, job.task.split, candidate.key, job.epoch,
@@ -225,6 +236,8 @@ def _outcome(stored: StoredEpisode, task: Task, *, cached: bool) -> Outcome:
         task_id=task.id, model=stored.model, split=task.split, epoch=stored.epoch, passed=stored.passed,
         cached=cached, expected_first=task.expect.tools[0] if task.expect.tools else None, chosen_first=first,
         tool_calls=len(calls), input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
+        found=(bool(task.expect.tools) and task.expect.tools[0] in stored.data["search_found"])
+        if "search_found" in stored.data else None,
     )
 
 
@@ -232,3 +245,17 @@ def _record(result: EvalResult, outcome: Outcome, progress: Progress | None) -> 
     result.outcomes.append(outcome)
     if progress is not None:
         progress(outcome)
+
+
+def search_recall(outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
+    """Per model, over episodes that expected a tool: how many found it with a search, of how many, and the share."""
+    out: dict[str, dict[str, Any]] = {}
+    for o in outcomes:
+        if o.found is None or o.expected_first is None:
+            continue
+        row = out.setdefault(o.model, {"found": 0, "n": 0})
+        row["found"] += o.found
+        row["n"] += 1
+    for row in out.values():
+        row["recall"] = round(row["found"] / row["n"], 4) if row["n"] else 0.0
+    return out

@@ -64,7 +64,7 @@ class Harness(Generic[ConfigT]):
 
     def settings(self, epochs: int = 1) -> EvalSettings:
         return EvalSettings(epochs=epochs, seed=self.config.seed, max_connections=self.config.max_connections,
-                            episode=self.episode, judge=self.judge)
+                            episode=self.episode, judge=self.judge, tool_search=self.config.tool_search)
 
     async def evaluate(
         self, candidate: Candidate, tasks: Sequence[Task], *, epochs: int = 1, pool: ServerPool | None = None,

@@ -150,3 +150,11 @@ def test_argument_notes_blame_the_named_parameter_and_see_cents() -> None:
 
 def test_format_phrases() -> None:
     assert listed("an assignee email") == "an assignee email"
+
+
+def test_the_searches_an_agent_ran_are_evidence() -> None:
+    ep = episode(TRAIN)
+    ep.data["searches"] = [{"query": "where is my parcel", "found": []},
+                           {"query": "order shipping", "found": ["lookup_order"]}]
+    text = build_evidence([ep], TASKS, token_budget=4000).text
+    assert "'where is my parcel' -> nothing" in text and "'order shipping' -> lookup_order" in text

@@ -93,6 +93,9 @@ def print_eval(console: Console, report: dict[str, Any]) -> None:
     console.print(table)
     for model, matrix in report["confusion"].items():
         print_confusion(console, model, matrix)
+    for model, row in (report.get("search") or {}).items():
+        console.print(f"tool search ({report['tool_search']}): {model} found the expected tool in {row['found']} of "
+                      f"{row['n']} episodes ({row['recall']:.0%})")
     if report.get("cross_server"):
         confusions = Table(title="Cross-server confusions (first call to a context server's tool where a tool of "
                            "the server under test was expected)")

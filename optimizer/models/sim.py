@@ -28,7 +28,8 @@ from optimizer.definitions import ToolDef, canonical_json
 from optimizer.lint.vocabulary import WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
-from optimizer.text import estimate_tokens, first_sentence, sentences, stem, terms, words
+from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, stem, terms, words
+from optimizer.tool_search import SEARCH_TOOL
 from optimizer.values import KIND_AS_WORD, describe_values, property_kinds, shapes_in
 
 HABITS = ("lexical", "skim")
@@ -84,8 +85,14 @@ class SimAgent:
         rng = random.Random(f"{self.seed}:{seed}")
         prompt = messages[0].text if messages else ""
         profiles, tool_tokens, index = self._read_tools(tools)
-        plan = self._cached_plan(tools, prompt, seed, lambda: self._plan(prompt, profiles, index, rng))
-        calls, text = self._next_calls(plan, prompt, tools, messages)
+        search = next((t for t in tools if t.name == SEARCH_TOOL), None)
+        if search is not None and not _searched(messages):
+            calls, text = _searches(prompt, search), "I'll search for the tools this needs."
+        else:
+            usable = tuple(t for t in tools if t is not search) if search is not None else tools
+            profiles, _, index = self._read_tools(usable) if search is not None else (profiles, 0, index)
+            plan = self._cached_plan(usable, prompt, seed, lambda: self._plan(prompt, profiles, index, rng))
+            calls, text = self._next_calls(plan, prompt, usable, messages)
         seen = [system, *(m.text for m in messages), *(r.content for m in messages for r in m.tool_results)]
         written = [text, *(str(c.arguments) for c in calls)]
         usage = Usage(
@@ -255,6 +262,23 @@ class SimAgent:
         if calls:
             return calls, f"I'll use {', '.join(c.name for c in calls)}."
         return [], _answer(history)
+
+
+def _searched(messages: Sequence[Message]) -> bool:
+    return any(c.name == SEARCH_TOOL for m in messages for c in m.tool_calls)
+
+
+def _searches(prompt: str, search: ToolDef) -> list[ToolCall]:
+    """One search per clause of the task, in its content words (alternatives of a pattern when the search tool
+    asks for a regular expression)."""
+    pattern = "regular expression" in (search.description or "") + str(search.input_schema)
+    calls = []
+    for number, clause in enumerate(_clauses(prompt)):
+        kept = [w for w in words(describe_values(clause)) if w not in STOPWORDS and len(w) > 2][:8]
+        if kept:
+            query = "|".join(dict.fromkeys(kept)) if pattern else " ".join(kept)
+            calls.append(ToolCall(f"search_{number}", SEARCH_TOOL, {"query": query}))
+    return calls or [ToolCall("search_0", SEARCH_TOOL, {"query": prompt[:200]})]
 
 
 def _writes(name: str) -> bool:

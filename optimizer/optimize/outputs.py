@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate
-from optimizer.evaluate import EvalResult
+from optimizer.evaluate import EvalResult, search_recall
 from optimizer.files import atomic_write
 from optimizer.gate import rule, verdict_text
 from optimizer.optimize.diagnosis import failure_modes
@@ -131,6 +131,10 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "schemes_tried": sorted({s for r in outcome.rounds for s in r.schemes}),
         "context": run.context.names,
         "client_naming": config.client_naming,
+        **({"tool_search": config.tool_search,
+            "search": {"baseline": search_recall(outcome.heldout_before.outcomes),
+                       "winner": search_recall(outcome.heldout_after.outcomes)}}
+           if config.tool_search != "off" else {}),
         **({"alone": {"baseline": split_table(outcome.alone[0], models),
                       "winner": split_table(outcome.alone[1], models)}} if outcome.alone else {}),
         "stop_reason": outcome.stop_reason,
@@ -174,7 +178,8 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"stopped: {data['stop_reason']}", ""]
-    lines += _accuracy_section(data) + _context_section(data) + _gate_section(data) + _diagnosis_section(data)
+    lines += _accuracy_section(data) + _context_section(data) + _search_section(data) + _gate_section(data)
+    lines += _diagnosis_section(data)
     lines += _rounds_section(data)
     lines += _confusion_section(outcome)
     lines += ["## Definition changes", "",
@@ -255,6 +260,20 @@ def _tokens_section(data: dict[str, Any]) -> list[str]:
     lines += [f"| {tool} | {t['baseline']} | {t['winner']} | {t['winner'] - t['baseline']:+d} |"
               for tool, t in rows.items()]
     return lines + [""]
+
+
+def _search_section(data: dict[str, Any]) -> list[str]:
+    """With a tool search: how often the agents' searches found the expected tool on held-out, before and after."""
+    if not data.get("search"):
+        return []
+    lines = ["## Tool search", "", f"Every tool was deferred behind a {data['tool_search']} search (top 5 loaded). "
+             "Held-out episodes whose searches found the expected tool:", "",
+             "| model | baseline | winner |", "|---|---|---|"]
+    for model in data["models"]:
+        empty = {"found": 0, "n": 0, "recall": 0.0}
+        cells = [data["search"][side].get(model, empty) for side in ("baseline", "winner")]
+        lines.append(f"| {model} | " + " | ".join(f"{c['found']}/{c['n']} ({c['recall']:.0%})" for c in cells) + " |")
+    return [*lines, ""]
 
 
 def _context_section(data: dict[str, Any]) -> list[str]:

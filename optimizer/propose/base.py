@@ -42,6 +42,8 @@ class EpisodeSeen:
     calls: tuple[CallSeen, ...]
     answer: str
     reason: str
+    searches: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """With a tool search: each query the agent ran and the tools it found (exposed names)."""
 
 
 @dataclass(frozen=True)

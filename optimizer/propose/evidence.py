@@ -113,6 +113,7 @@ def _seen(ep: StoredEpisode, task: Task) -> EpisodeSeen:
         calls=calls,
         answer=str(data.get("answer") or ""),
         reason=str(verdict.get("reason") or ""),
+        searches=tuple((str(s.get("query", "")), tuple(s.get("found") or ())) for s in data.get("searches") or []),
     )
 
 
@@ -162,6 +163,9 @@ def _episode_block(ep: EpisodeSeen, title: str) -> str:
     if not ep.passed and ep.reason:
         facts += f"\nverdict: {ep.reason}"
     parts.append(fence("episode", facts))
+    if ep.searches:  # what the agent asked a tool search, and what it loaded: a tool never found is never seen
+        lines = [f"{_clip(query, ARGUMENT_CHARS)!r} -> {', '.join(found) or 'nothing'}" for query, found in ep.searches]
+        parts.append(fence("tool searches", "\n".join(lines)))
     if ep.calls:
         lines = []
         for number, call in enumerate(ep.calls, start=1):
