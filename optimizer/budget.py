@@ -54,6 +54,11 @@ class BudgetedAgent:
     def inner(self) -> AgentModel:
         return self._inner
 
+    @property
+    def searches_tools(self) -> bool:
+        """Whether the wrapped agent's provider runs the tool search itself (see `AnthropicAgent`)."""
+        return bool(getattr(self._inner, "searches_tools", False))
+
     async def check_access(self) -> None:
         await self._inner.check_access()
 

@@ -110,9 +110,11 @@ async def _loop(
     turn_slot: asyncio.Semaphore | None,
     search: ToolSearch | None,
 ) -> None:
+    server_side = search is not None and bool(getattr(model, "searches_tools", False))
+    local = None if server_side else search  # a provider that searches itself is shown every tool, deferred
     for _ in range(config.max_turns):
         t0 = time.perf_counter()
-        tools = search.visible(episode.loaded) if search else exposed.tools
+        tools = local.visible(episode.loaded) if local else exposed.tools
         if turn_slot is None:
             turn = await model.turn(config.system_prompt, tools, episode.messages, seed=seed)
         else:
@@ -122,13 +124,16 @@ async def _loop(
         episode.turns += 1
         episode.usage = episode.usage + turn.usage
         episode.messages.append(Message("assistant", turn.text, turn.tool_calls, raw=turn.raw))
+        for query, found in turn.searches:
+            episode.loaded += [n for n in found if n not in episode.loaded]
+            episode.searches.append({"query": query, "found": [n for n in found if exposed.original(n)]})
         if turn.stop_reason == "pause_turn" and not turn.tool_calls:
             continue
         if not turn.tool_calls:
             episode.answer = turn.text
             return
-        results = [_search(call, search, episode) if search and call.name == SEARCH_TOOL
-                   else await _execute(call, exposed, call_tool, config, episode, search) for call in turn.tool_calls]
+        results = [_search(call, local, episode) if local and call.name == SEARCH_TOOL
+                   else await _execute(call, exposed, call_tool, config, episode, local) for call in turn.tool_calls]
         episode.messages.append(Message("tool", tool_results=tuple(results)))
     episode.status = "max_turns"
     episode.answer = next((m.text for m in reversed(episode.messages) if m.role == "assistant"), "")

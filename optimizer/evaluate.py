@@ -259,3 +259,18 @@ def search_recall(outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
     for row in out.values():
         row["recall"] = round(row["found"] / row["n"], 4) if row["n"] else 0.0
     return out
+
+
+def unfound_queries(episodes: Sequence[StoredEpisode], limit: int = 5) -> dict[str, list[str]]:
+    """Per expected first tool, the distinct search queries (at most `limit`, in order) of episodes whose searches
+    never found it: what a tool's description would have to answer to be findable."""
+    out: dict[str, list[str]] = {}
+    for ep in episodes:
+        expected = (ep.data.get("expected_tools") or [None])[0]
+        if "search_found" not in ep.data or not expected or expected in ep.data["search_found"]:
+            continue
+        queries = out.setdefault(expected, [])
+        for search in ep.data.get("searches") or []:
+            if search["query"] not in queries and len(queries) < limit:
+                queries.append(search["query"])
+    return dict(sorted(out.items()))

@@ -10,7 +10,7 @@ from typing import Any
 
 from optimizer.config import EvalConfig
 from optimizer.context import SEPARATOR
-from optimizer.evaluate import EvalResult, Outcome, Progress, search_recall
+from optimizer.evaluate import EvalResult, Outcome, Progress, search_recall, unfound_queries
 from optimizer.harness import Harness, open_harness
 from optimizer.scoring import accuracy_table, confusion
 
@@ -51,8 +51,8 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         "context": run.context.names,
         "client_naming": run.config.client_naming,
         "cross_server": cross_server(result.outcomes),
-        **({"tool_search": run.config.tool_search, "search": search_recall(result.outcomes)}
-           if run.config.tool_search != "off" else {}),
+        **({"tool_search": run.config.tool_search, "search": search_recall(result.outcomes),
+            "unfound": unfound_queries(result.episodes)} if run.config.tool_search != "off" else {}),
         "episodes": {"run": result.run, "cached": result.cached, "infra_errors": result.infra_errors},
         "server_restarts": run.pool.restarts,
         "notices": run.notices,

@@ -96,7 +96,8 @@ async def open_harness(
         resolved = resolve_config(config, store.get_meta("config"), config_type, run_id=store.run_id,
                                   overrides=overrides)
         providers = Providers(ProviderSettings(max_connections=resolved.max_connections, thinking=resolved.thinking,
-                                               openai_base_url=resolved.openai_base_url, batch=resolved.batch))
+                                               openai_base_url=resolved.openai_base_url, batch=resolved.batch,
+                                               tool_search=resolved.tool_search))
         try:
             async with _opened(resolved, store, providers, progress) as harness:
                 yield harness

@@ -91,6 +91,9 @@ def test_eval_with_tool_search_reports_recall_and_does_not_reuse_episodes_run_wi
     row = searched["search"]["sim:lexical"]
     assert row["n"] == 66 and 0 < row["found"] < row["n"] and row["recall"] == round(row["found"] / 66, 4)
     assert searched["results"] != plain["results"]  # the agent worked behind the search, not from a cache
+    unfound = searched["unfound"]
+    assert unfound and all(1 <= len(queries) <= 5 for queries in unfound.values())
+    assert len(unfound) <= row["n"] - row["found"]
     line = (tmp_path / "searched" / "transcripts").glob("*.jsonl").__next__().read_text(encoding="utf-8")
     assert '"searches"' in line and '"search_found"' in line
 
@@ -105,3 +108,34 @@ def test_optimize_with_tool_search_reports_recall_before_and_after(run_cli: Cli,
         assert set(summary["search"][side]) == {"sim:lexical", "sim:skim"}
         assert all(row["n"] == 20 for row in summary["search"][side].values())
     assert "## Tool search" in (tmp_path / "s" / "report.md").read_text(encoding="utf-8")
+
+
+def test_claude_uses_the_api_server_side_search_through_the_fake(run_cli: Cli, tmp_path: Path) -> None:
+    from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy
+    from fakes.anthropic_tool_search import ServerToolSearch
+
+    policy = ServerToolSearch(SimPolicy("lexical"))
+    with FakeAnthropicAPI(policy) as api:
+        result = run_cli("eval", "--server", SUPPORT, "--tasks", TASKS, "--models", "claude-haiku-5-5",
+                         "--tool-search", "bm25", "--server-instances", "1", "--runs-dir", str(tmp_path), "--run-id",
+                         "claude", "--json", env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.base_url},
+                         cwd=tmp_path)
+        bodies = [r["body"] for r in api.requests if r["path"] == "/v1/messages"]
+        errors = list(api.policy_errors)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert errors == []
+    # the wire: the server-side search tool first, every MCP tool deferred behind it
+    tools = bodies[0]["tools"]
+    assert tools[0] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+    assert len(tools) == 13 and all(t["defer_loading"] is True for t in tools[1:])
+    assert policy.searches, "the model never searched"
+    # the API's search blocks come back in the history, and the run counts what they found
+    assert any(b.get("type") == "tool_search_tool_result" for body in bodies for m in body["messages"]
+               if m["role"] == "assistant" for b in m["content"] if isinstance(b, dict))
+    report = json.loads(result.stdout)
+    row = report["search"]["claude-haiku-5-5"]
+    assert row["n"] == 66 and row["found"] > 0
+    episodes = [json.loads(line) for path in (tmp_path / "claude" / "transcripts").glob("*.jsonl")
+                for line in path.read_text(encoding="utf-8").splitlines()]
+    assert sum(len(e["searches"]) for e in episodes) == len(policy.searches)
+    assert sum(report["results"]["claude-haiku-5-5"][s]["passed"] for s in ("train", "heldout")) > 0

@@ -96,6 +96,8 @@ def print_eval(console: Console, report: dict[str, Any]) -> None:
     for model, row in (report.get("search") or {}).items():
         console.print(f"tool search ({report['tool_search']}): {model} found the expected tool in {row['found']} of "
                       f"{row['n']} episodes ({row['recall']:.0%})")
+    for tool, queries in (report.get("unfound") or {}).items():
+        console.print(f"  searches that never found {tool}: " + ", ".join(repr(q) for q in queries))
     if report.get("cross_server"):
         confusions = Table(title="Cross-server confusions (first call to a context server's tool where a tool of "
                            "the server under test was expected)")

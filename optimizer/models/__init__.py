@@ -39,6 +39,8 @@ class ProviderSettings:
     batch: bool = False
     openai_base_url: str | None = None
     """Base URL of the OpenAI-compatible server for `openai:` models; None: OPENAI_BASE_URL, else the OpenAI API."""
+    tool_search: str = "off"
+    """bm25 or regex: Claude models defer the tools behind the API's server-side tool search."""
 
 
 def is_claude(spec: str) -> bool:
@@ -109,7 +111,8 @@ def _claude_options(spec: str, settings: ProviderSettings) -> tuple[str, dict[st
     unknown = sorted(set(options) - {"thinking", "max_tokens"})
     if unknown:
         raise ModelSpecError(f"{spec}: unknown option(s) {', '.join(unknown)}; allowed: thinking, max_tokens")
-    out: dict[str, Any] = {"thinking": options.get("thinking", settings.thinking), "batch": settings.batch}
+    out: dict[str, Any] = {"thinking": options.get("thinking", settings.thinking), "batch": settings.batch,
+                           "tool_search": settings.tool_search}
     if "max_tokens" in options:
         try:
             out["max_tokens"] = int(options["max_tokens"])

@@ -20,6 +20,7 @@ one `create()` returning a provider-neutral `Reply`.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -192,13 +193,18 @@ class Batcher:
                 future.set_exception(error)
 
 
+SERVER_SEARCH = {"bm25": ("tool_search_tool_bm25_20251119", "tool_search_tool_bm25"),
+                 "regex": ("tool_search_tool_regex_20251119", "tool_search_tool_regex")}
+"""--tool-search mode -> the API's server-side search tool (type, name)."""
+
+
 class AnthropicAgent:
     """A Claude model as an `AgentModel`."""
 
     offline = False
 
     def __init__(self, name: str, client: AnthropicClient, *, thinking: int | str | None = None,
-                 max_tokens: int | None = None, batch: bool = False) -> None:
+                 max_tokens: int | None = None, batch: bool = False, tool_search: str = "off") -> None:
         check_model_name(name)
         self.name, self.client, self.batch = name, client, batch
         self.thinking = _thinking(thinking)
@@ -206,6 +212,10 @@ class AnthropicAgent:
         self.max_tokens = max_tokens or max(DEFAULT_MAX_TOKENS, budget + 2048)
         self.id = name
         self.settings: dict[str, Any] = {"max_tokens": self.max_tokens, "thinking": self.thinking}
+        if tool_search != "off":
+            if tool_search not in SERVER_SEARCH:
+                raise ModelSpecError(f"tool search must be one of {', '.join(SERVER_SEARCH)}, not {tool_search!r}")
+            self.settings["tool_search"] = tool_search
 
     async def check_access(self) -> None:
         """Raise ModelAccessError when the key or the model name does not work (a free token count)."""
@@ -217,27 +227,53 @@ class AnthropicAgent:
         params = self.request(system, tools, messages)
         reply = await (self.client.batched(params) if self.batch else self.client.create(**params))
         return Turn(text=reply.text, tool_calls=reply.tool_calls, usage=reply.usage, stop_reason=reply.stop_reason,
-                    raw=reply.content)
+                    raw=reply.content, searches=server_searches(reply.content))
+
+    @property
+    def searches_tools(self) -> bool:
+        """Whether the API runs the tool search itself: the episode then shows every tool, deferred."""
+        return "tool_search" in self.settings
 
     def request(self, system: str, tools: Sequence[ToolDef], messages: Sequence[Message]) -> dict[str, Any]:
-        """The Messages API parameters of one turn (also what a batch request carries)."""
+        """The Messages API parameters of one turn (also what a batch request carries). With a tool search, every
+        tool is sent with `defer_loading` behind the server-side search tool."""
+        mode = self.settings.get("tool_search")
+        listed = tool_params(tools, deferred=bool(mode))
+        if mode:
+            kind, tool_name = SERVER_SEARCH[mode]
+            listed.insert(0, {"type": kind, "name": tool_name})
         params: dict[str, Any] = {
             "model": self.name, "max_tokens": self.max_tokens,
             "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-            "tools": tool_params(tools), "messages": message_params(messages),
+            "tools": listed, "messages": message_params(messages),
         }
         if self.thinking:
             params["thinking"] = self.thinking
         return params
 
 
-def tool_params(tools: Sequence[ToolDef]) -> list[dict[str, Any]]:
-    """Tools in the API's shape, a cache breakpoint on the last one."""
-    out: list[dict[str, Any]] = [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
-                                 for t in tools]
+def tool_params(tools: Sequence[ToolDef], *, deferred: bool = False) -> list[dict[str, Any]]:
+    """Tools in the API's shape, a cache breakpoint on the last one; `deferred`: each marked `defer_loading`."""
+    out: list[dict[str, Any]] = [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema),
+                                  **({"defer_loading": True} if deferred else {})} for t in tools]
     if out:
         out[-1]["cache_control"] = {"type": "ephemeral"}
     return out
+
+
+def server_searches(content: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(query, loaded tool names) of each server-side tool search in a reply: a `server_tool_use` of a search
+    tool and the `tool_search_tool_result` that answers it (an error result loads nothing)."""
+    queries = {b.get("id"): str((b.get("input") or {}).get("query") or (b.get("input") or {}).get("pattern") or "")
+               for b in content if b.get("type") == "server_tool_use"
+               and b.get("name") in {name for _, name in SERVER_SEARCH.values()}}
+    out = []
+    for block in content:
+        if block.get("type") == "tool_search_tool_result" and block.get("tool_use_id") in queries:
+            result = block.get("content") or {}
+            names = tuple(str(r.get("tool_name")) for r in result.get("tool_references") or [])
+            out.append((queries[block["tool_use_id"]], names))
+    return tuple(out)
 
 
 def message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -275,13 +311,19 @@ def _thinking(value: int | str | None) -> dict[str, Any] | None:
 def _reply(message: Any) -> Reply:
     usage = message.usage
     return Reply(
-        content=tuple(dict(block) for block in message.to_param()["content"]),
+        content=tuple(_plain(block) for block in message.to_param()["content"]),
         stop_reason=_STOP.get(str(message.stop_reason), "end_turn"),
         usage=Usage(input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0,
                     cache_read_tokens=usage.cache_read_input_tokens or 0,
                     cache_write_tokens=usage.cache_creation_input_tokens or 0),
         model=str(message.model),
     )
+
+
+def _plain(block: Any) -> dict[str, Any]:
+    """A content block as plain JSON (the SDK's params may still hold models inside, e.g. a tool search result)."""
+    return cast(dict[str, Any], json.loads(json.dumps(
+        dict(block), default=lambda value: value.model_dump(mode="json", exclude_none=True))))
 
 
 def reply_from_json(body: Mapping[str, Any]) -> Reply:

@@ -91,6 +91,9 @@ class Turn:
     stop_reason: StopReason = "end_turn"
     raw: tuple[dict[str, Any], ...] = ()
     """The provider's content blocks as JSON (see `Message.raw`)."""
+    searches: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Tool searches the provider ran itself in this turn (Claude's server-side tool search): (query, tool names
+    it loaded)."""
 
 
 @dataclass(frozen=True)

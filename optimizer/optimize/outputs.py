@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate
-from optimizer.evaluate import EvalResult, search_recall
+from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.files import atomic_write
 from optimizer.gate import rule, verdict_text
 from optimizer.optimize.diagnosis import failure_modes
@@ -133,7 +133,8 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "client_naming": config.client_naming,
         **({"tool_search": config.tool_search,
             "search": {"baseline": search_recall(outcome.heldout_before.outcomes),
-                       "winner": search_recall(outcome.heldout_after.outcomes)}}
+                       "winner": search_recall(outcome.heldout_after.outcomes)},
+            "unfound": unfound_queries(outcome.heldout_after.episodes)}
            if config.tool_search != "off" else {}),
         **({"alone": {"baseline": split_table(outcome.alone[0], models),
                       "winner": split_table(outcome.alone[1], models)}} if outcome.alone else {}),
@@ -273,6 +274,9 @@ def _search_section(data: dict[str, Any]) -> list[str]:
         empty = {"found": 0, "n": 0, "recall": 0.0}
         cells = [data["search"][side].get(model, empty) for side in ("baseline", "winner")]
         lines.append(f"| {model} | " + " | ".join(f"{c['found']}/{c['n']} ({c['recall']:.0%})" for c in cells) + " |")
+    if data.get("unfound"):
+        lines += ["", "Searches that did not find the expected tool (winner, held-out):", ""]
+        lines += [f"- {tool}: " + ", ".join(_quoted(q) for q in queries) for tool, queries in data["unfound"].items()]
     return [*lines, ""]
 
 
