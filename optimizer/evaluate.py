@@ -49,7 +49,9 @@ class Outcome:
     input_tokens: int
     output_tokens: int
     found: bool | None = None
-    """With a tool search: whether a search found the expected first tool (None without a search)."""
+    """With a tool search: whether a search found (and so loaded) the expected first tool (None without one)."""
+    called_expected: bool = False
+    """Whether the expected first tool was called at all (first or later)."""
 
 
 @dataclass
@@ -238,6 +240,7 @@ def _outcome(stored: StoredEpisode, task: Task, *, cached: bool) -> Outcome:
         tool_calls=len(calls), input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
         found=(bool(task.expect.tools) and task.expect.tools[0] in stored.data["search_found"])
         if "search_found" in stored.data else None,
+        called_expected=bool(task.expect.tools) and task.expect.tools[0] in {c.get("original") for c in calls},
     )
 
 
@@ -248,13 +251,15 @@ def _record(result: EvalResult, outcome: Outcome, progress: Progress | None) -> 
 
 
 def search_recall(outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
-    """Per model, over episodes that expected a tool: how many found it with a search, of how many, and the share."""
+    """Per model, over episodes that expected a tool: how many found (and so loaded) it with a search, how many
+    called it, of how many, and the share found (`recall`)."""
     out: dict[str, dict[str, Any]] = {}
     for o in outcomes:
         if o.found is None or o.expected_first is None:
             continue
-        row = out.setdefault(o.model, {"found": 0, "n": 0})
+        row = out.setdefault(o.model, {"found": 0, "called": 0, "n": 0})
         row["found"] += o.found
+        row["called"] += o.called_expected
         row["n"] += 1
     for row in out.values():
         row["recall"] = round(row["found"] / row["n"], 4) if row["n"] else 0.0

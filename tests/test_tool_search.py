@@ -90,6 +90,7 @@ def test_eval_with_tool_search_reports_recall_and_does_not_reuse_episodes_run_wi
     assert "search" not in plain and searched["tool_search"] == "bm25"
     row = searched["search"]["sim:lexical"]
     assert row["n"] == 66 and 0 < row["found"] < row["n"] and row["recall"] == round(row["found"] / 66, 4)
+    assert 0 < row["called"] <= row["found"]  # an agent can only call what its searches loaded
     assert searched["results"] != plain["results"]  # the agent worked behind the search, not from a cache
     unfound = searched["unfound"]
     assert unfound and all(1 <= len(queries) <= 5 for queries in unfound.values())
