@@ -22,7 +22,8 @@ class EvalConfig(BaseModel):
 
     server: str = Field(description="MCP server: a command line run over stdio (\"python server.py\"), or an "
                         "http(s)://…/mcp URL.")
-    tasks: str = Field(description="Task file or directory (YAML, JSONL, the cookbook's XML).")
+    tasks: str = Field(description="Task file or directory (YAML, JSONL, the cookbook's or the MCP-builder's "
+                       "evaluation XML).")
     models: tuple[str, ...] = Field(description="Model strings, e.g. sim:lexical.")
     overlay: str | None = Field(None, description="Overlay JSON applied to the definitions (format: see README).")
     epochs: int = Field(1, ge=1, description="Runs of each task per model.")

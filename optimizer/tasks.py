@@ -1,4 +1,5 @@
-"""Eval tasks: the data model, loaders (YAML, JSONL, the Anthropic cookbook's XML) and the split.
+"""Eval tasks: the data model, loaders (YAML, JSONL, the Anthropic cookbook's XML and the MCP-builder evaluation XML)
+and the split.
 
 Contracts:
 - `load_tasks` returns a complete, valid `TaskSet` or raises ONE `TaskError` listing every problem in
@@ -237,21 +238,29 @@ def _xml_tree(data: bytes) -> tuple[ET.Element, dict[ET.Element, int]]:
     return builder.close(), lines
 
 
+XML_TASKS = {"task": {"prompt": "prompt", "response": "expect.answer"},
+             "qa_pair": {"question": "prompt", "answer": "expect.answer"}}
+"""Task elements of the two XML formats and their children: the cookbook's `<task><prompt/><response/>` and
+Anthropic's MCP-builder evaluations, `<qa_pair><question/><answer/>`."""
+
+
 def _read_xml(path: Path, source: str, problems: list[str]) -> list[_Raw]:
-    """The cookbook's `<evaluation><task><prompt/><response/></task>…`; response -> contains answer."""
+    """`<evaluation>` of `<task>` or `<qa_pair>` elements (`XML_TASKS`); the response or answer -> a contains
+    answer."""
     try:
         root, lines = _xml_tree(path.read_bytes())
     except expat.ExpatError as exc:
         problems.append(f"{source}:{exc.lineno}: malformed XML: {expat.ErrorString(exc.code)}")
         return []
     raws = []
-    for index, element in enumerate(root.iter("task"), start=1):
+    elements = [e for e in root.iter() if e.tag in XML_TASKS]
+    for index, element in enumerate(elements, start=1):
         raw = _Raw(source, lines[element], f"{path.stem}-{index}", {})
         for child in element:
-            key = {"prompt": "prompt", "response": "expect.answer"}.get(child.tag)
+            key = XML_TASKS[element.tag].get(child.tag)
             if key is None or key in raw.lines:
                 what = "unknown" if key is None else "duplicate"
-                problems.append(f"{source}:{lines[child]}: {what} element <{child.tag}> in <task>")
+                problems.append(f"{source}:{lines[child]}: {what} element <{child.tag}> in <{element.tag}>")
                 continue
             raw.lines[key] = lines[child]
             text = "".join(child.itertext()).strip()

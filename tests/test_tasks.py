@@ -277,6 +277,26 @@ def test_xml_task_without_response_and_unknown_element(tmp_path: Path) -> None:
     )
 
 
+def test_mcp_builder_evaluation_xml_loads_as_tasks(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "evaluation.xml",
+        "<evaluation>\n  <qa_pair>\n    <question>How many open issues does ENG have?</question>\n"
+        "    <answer>3</answer>\n  </qa_pair>\n  <qa_pair>\n    <question>Who owns the runbook?</question>\n"
+        "    <answer>Dana Ruiz</answer>\n  </qa_pair>\n</evaluation>\n",
+    )
+    tasks = load_tasks(path).tasks
+    assert [t.prompt for t in tasks] == ["How many open issues does ENG have?", "Who owns the runbook?"]
+    assert tasks[1].expect == Expect(answer="Dana Ruiz", match="contains")
+    assert [t.source for t in tasks] == [f"{path}:2", f"{path}:6"] and tasks[0].id == "evaluation-1"
+    bad = write(tmp_path / "bad" / "evaluation.xml",
+                "<evaluation>\n  <qa_pair>\n    <question>Q</question>\n    <response>A</response>\n"
+                "  </qa_pair>\n</evaluation>\n")
+    assert load_error(bad).problems == (
+        f"{bad}:2: task has nothing to verify: give expect.answer or expect.tools",
+        f"{bad}:4: unknown element <response> in <qa_pair>",
+    )
+
+
 def test_no_partial_taskset_when_one_file_is_bad(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml", "- {id: a, prompt: p, expect: {answer: x}}\n")
     write(tmp_path / "b.yaml", "- {id: b, prompt: p, expect: {answer: x, match: nope}}\n")
