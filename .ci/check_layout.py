@@ -24,7 +24,8 @@ LAYERS: list[tuple[str, ...]] = [
      "optimizer.models.limits"),
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
-     "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.pool", "optimizer.search", "optimizer.gate"),
+     "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.pool", "optimizer.search", "optimizer.gate",
+     "optimizer.task_check"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.episode",
      "optimizer.context",

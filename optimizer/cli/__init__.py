@@ -18,6 +18,7 @@ from optimizer.cli.options import ProjectSettingsError, project_defaults
 from optimizer.cli.regress import regress_command
 from optimizer.cli.review import review_command
 from optimizer.cli.serve import serve_command
+from optimizer.cli.tasks import tasks_app
 from optimizer.cli.worker import worker_command
 
 app = typer.Typer(
@@ -35,6 +36,7 @@ app.command("optimize")(optimize_command)
 app.command("review")(review_command)
 app.command("serve")(serve_command)
 app.command("regress")(regress_command)
+app.add_typer(tasks_app, name="tasks")
 
 optimize_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 optimize_app.command()(optimize_command)

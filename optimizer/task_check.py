@@ -1,0 +1,111 @@
+"""What a task set needs before money is spent on it, checked against the server's tools: `check_tasks`.
+
+Problems (each with the task's `path:line` where there is one):
+- `unknown-tool`: a task expects or forbids a tool the server does not list;
+- `untested-tool`: a tool no task expects;
+- `tool-named`: a prompt names a tool by its identifier (`lookup_order`, `getCustomer`), which tells the agent
+  what to call instead of testing whether the definitions lead it there;
+- `duplicate` / `near-duplicate`: prompts equal once case, punctuation and spacing are ignored, or at least
+  NEAR_DUPLICATE similar (difflib's ratio over those normalised texts).
+Notes (not problems): tasks that expect a tool annotated `destructiveHint: true` (they need --allow-destructive).
+Counts: tasks per split, and per tool the tasks that expect it, by split.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from optimizer.definitions import Catalog
+from optimizer.tasks import Task, TaskSet
+
+NEAR_DUPLICATE = 0.9
+_IDENTIFIER = re.compile(r"[a-z0-9]+(?:[_-][a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+")
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    message: str
+    source: str | None = None
+    tool: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+@dataclass
+class CheckReport:
+    server: str
+    tasks: int
+    splits: dict[str, int]
+    per_tool: dict[str, dict[str, int]]
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"server": self.server, "tasks": self.tasks, "splits": self.splits, "per_tool": self.per_tool,
+                "problems": [p.to_json() for p in self.problems], "notes": self.notes, "passed": not self.problems}
+
+
+def check_tasks(taskset: TaskSet, catalog: Catalog) -> CheckReport:
+    """Every check of the module docstring, problems in the order listed there, then by task source."""
+    tasks = taskset.tasks
+    per_tool = {name: {"train": 0, "heldout": 0} for name in catalog.names}
+    report = CheckReport(catalog.server_name, len(tasks), taskset.counts(), per_tool)
+    for task in tasks:
+        for name in dict.fromkeys(task.expect.tools):
+            if name in per_tool:
+                per_tool[name][task.split] = per_tool[name].get(task.split, 0) + 1
+        for name in sorted(set(task.expect.tools) | set(task.expect.forbid)):
+            if name not in catalog:
+                report.problems.append(Problem("unknown-tool", f"task {task.id} names {name!r}, which the server "
+                                               "does not list", task.source, name))
+    report.problems += [Problem("untested-tool", f"no task expects {name}", tool=name)
+                        for name, counts in per_tool.items() if not sum(counts.values())]
+    report.problems += _named_tools(tasks, catalog)
+    report.problems += _duplicates(tasks)
+    destructive = {t.name for t in catalog.tools if (t.annotations or {}).get("destructiveHint") is True}
+    for task in tasks:
+        hits = sorted(destructive & set(task.expect.tools))
+        if hits:
+            report.notes.append(f"{task.source}: task {task.id} expects {', '.join(hits)}, annotated destructive: "
+                                "it runs only with --allow-destructive")
+    return report
+
+
+def _named_tools(tasks: Sequence[Task], catalog: Catalog) -> list[Problem]:
+    """Prompts that write a tool's identifier (only names that read as identifiers: `lookup_order`, not `search`)."""
+    named = {n.lower(): n for n in catalog.names if _IDENTIFIER.fullmatch(n)}
+    out = []
+    for task in tasks:
+        found = sorted({named[w.lower()] for w in re.findall(r"[A-Za-z0-9_-]+", task.prompt) if w.lower() in named})
+        if found:
+            out.append(Problem("tool-named", f"task {task.id}'s prompt names the tool {', '.join(found)}: write what "
+                               "the user wants, not what to call", task.source, found[0]))
+    return out
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _duplicates(tasks: Sequence[Task]) -> list[Problem]:
+    out = []
+    normal = [_normal(t.prompt) for t in tasks]
+    for j, later in enumerate(tasks):
+        for i in range(j):
+            if normal[i] == normal[j]:
+                out.append(Problem("duplicate", f"task {later.id}'s prompt repeats task {tasks[i].id}'s",
+                                   later.source))
+                break
+            matcher = difflib.SequenceMatcher(None, normal[i], normal[j], autojunk=False)
+            if matcher.real_quick_ratio() >= NEAR_DUPLICATE and matcher.quick_ratio() >= NEAR_DUPLICATE \
+                    and matcher.ratio() >= NEAR_DUPLICATE:
+                out.append(Problem("near-duplicate", f"task {later.id}'s prompt is {matcher.ratio():.0%} like task "
+                                   f"{tasks[i].id}'s", later.source))
+                break
+    return out

@@ -1,0 +1,78 @@
+"""`optimizer tasks check`: a task set against a server's tools, before any money is spent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from optimizer.definitions import Catalog, ToolDef
+from optimizer.task_check import check_tasks
+from optimizer.tasks import load_tasks
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
+Cli = Callable[..., Any]
+
+CATALOG = Catalog("shop", (
+    ToolDef("lookup_order", "Look up an order."),
+    ToolDef("track_shipment", "Track a parcel."),
+    ToolDef("refund_order", "Refund an order.", annotations={"destructiveHint": True}),
+    ToolDef("search", "Search everything."),
+))
+TASKS = """\
+- {id: total, prompt: "How much was order #10007?", expect: {tools: [lookup_order]}, split: train}
+- {id: total-again, prompt: "How much was order #10007 ?!", expect: {tools: [lookup_order]}, split: heldout}
+- {id: parcel, prompt: "Where is my parcel for order #10007 right now?", expect: {tools: [track_shipment]}}
+- {id: parcel-near, prompt: "Where is my parcel for order #10007 right now, please?", expect: {tools: [track_shipment]}}
+- {id: named, prompt: "Call lookup_order for #10008 and search for it.", expect: {tools: [lookup_order]}}
+- {id: ghost, prompt: "Cancel my subscription.", expect: {tools: [cancel_plan], forbid: [refund_order]}}
+- {id: money, prompt: "Give me my money back for #10009.", expect: {tools: [refund_order]}}
+"""
+
+
+def report_for(tmp_path: Path) -> dict[str, Any]:
+    path = tmp_path / "tasks.yaml"
+    path.write_text(TASKS, encoding="utf-8")
+    return check_tasks(load_tasks(path), CATALOG).to_json()
+
+
+def test_every_kind_of_problem_is_found_with_its_source(tmp_path: Path) -> None:
+    report = report_for(tmp_path)
+    kinds = [(p["kind"], p.get("tool"), (p.get("source") or "").rpartition(":")[2]) for p in report["problems"]]
+    assert kinds == [
+        ("unknown-tool", "cancel_plan", "6"),
+        ("untested-tool", "search", ""),
+        ("tool-named", "lookup_order", "5"),  # `search` is an ordinary word: not a tool's identifier
+        ("duplicate", None, "2"),
+        ("near-duplicate", None, "4"),
+    ]
+    assert report["passed"] is False
+    (note,) = report["notes"]
+    assert "task money expects refund_order" in note and "--allow-destructive" in note
+
+
+def test_counts_per_tool_and_split(tmp_path: Path) -> None:
+    report = report_for(tmp_path)
+    assert report["tasks"] == 7 and sum(report["splits"].values()) == 7
+    assert sum(report["per_tool"]["lookup_order"].values()) == 3
+    assert report["per_tool"]["search"] == {"train": 0, "heldout": 0}
+
+
+def test_the_bundled_examples_pass_and_a_bad_set_exits_1_and_a_bad_file_2(run_cli: Cli, tmp_path: Path) -> None:
+    good = run_cli("tasks", "check", str(ROOT / "examples/support/tasks"), "--server", SUPPORT, "--json")
+    assert good.returncode == 0, good.stderr[-2000:]
+    report = json.loads(good.stdout)
+    assert report["passed"] and report["tasks"] == 66 and all(sum(c.values()) for c in report["per_tool"].values())
+    bad_dir = tmp_path / "bad"
+    bad_dir.mkdir()
+    (bad_dir / "t.yaml").write_text(
+        "- {id: a, prompt: 'Use get_customer for jane@x.com', expect: {tools: [get_customer]}}\n", encoding="utf-8")
+    bad = run_cli("tasks", "check", str(bad_dir), "--server", SUPPORT)
+    assert bad.returncode == 1
+    assert "tool-named" in bad.stdout and "untested-tool" in bad.stdout and "problem(s)" in bad.stderr
+    (bad_dir / "t.yaml").write_text("- {id: a, prompt: [oops]}\n", encoding="utf-8")
+    broken = run_cli("tasks", "check", str(bad_dir), "--server", SUPPORT)
+    assert broken.returncode == 2 and "t.yaml:1" in broken.stderr
