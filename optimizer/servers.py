@@ -15,6 +15,7 @@ import json
 import shlex
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -396,3 +397,10 @@ def _describe(exc: BaseException) -> str:
 def python_command(script: str, *args: str) -> str:
     """A --server command line that runs a Python script with this interpreter."""
     return shlex.join([sys.executable, script, *args])
+
+
+async def list_tools_once(spec: ServerSpec) -> Catalog:
+    """The server's tools from one short-lived connection (its stderr to a temporary log). Raises ServerError."""
+    with tempfile.TemporaryDirectory(prefix="optimizer-") as tmp:
+        async with ServerPool(spec, instances=1, log_path=Path(tmp) / "server.log") as pool:
+            return await pool.list_tools()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +21,7 @@ from optimizer.definitions import Catalog, DefinitionError, ToolDef, apply
 from optimizer.files import atomic_write
 from optimizer.lint import DEFAULT_MAX_TOOLS, LintReport, lint, to_sarif
 from optimizer.patch import load_definitions, load_overlay
-from optimizer.servers import ServerError, ServerPool, ServerSpec
+from optimizer.servers import ServerError, ServerSpec, list_tools_once
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -55,7 +54,7 @@ def lint_command(
         if definitions is not None:
             catalog, files = _read_definitions(definitions)
         else:
-            catalog = asyncio.run(_list_tools(ServerSpec.parse(server or "", headers=headers)))
+            catalog = asyncio.run(list_tools_once(ServerSpec.parse(server or "", headers=headers)))
         if overlay is not None:
             catalog = Catalog(catalog.server_name, apply(catalog, load_overlay(overlay, catalog)).tools)
         artifacts = dict(zip(catalog.names, files, strict=False))  # by position: overlays may rename tools
@@ -73,12 +72,6 @@ def lint_command(
     if fail_under is not None and report.score < fail_under:
         err.print(f"[bold red]lint score {report.score:g} is under --fail-under {fail_under:g}[/]")
         raise typer.Exit(1)
-
-
-async def _list_tools(spec: ServerSpec) -> Catalog:
-    with tempfile.TemporaryDirectory(prefix="optimizer-lint-") as tmp:
-        async with ServerPool(spec, instances=1, log_path=Path(tmp) / "server.log") as pool:
-            return await pool.list_tools()
 
 
 def _read_definitions(directory: Path) -> tuple[Catalog, list[str]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -17,8 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers
-from optimizer.definitions import Catalog
-from optimizer.servers import ServerError, ServerPool, ServerSpec
+from optimizer.servers import ServerError, ServerSpec, list_tools_once
 from optimizer.task_check import CheckReport, check_tasks
 from optimizer.tasks import TaskError, load_tasks
 
@@ -41,7 +39,7 @@ def check_command(
     tools. Exit 1 when a problem is found."""
     try:
         taskset = load_tasks(tasks, heldout=heldout)
-        catalog = asyncio.run(_list_tools(ServerSpec.parse(server, headers=parse_headers(header))))
+        catalog = asyncio.run(list_tools_once(ServerSpec.parse(server, headers=parse_headers(header))))
     except (TaskError, ServerError) as exc:
         raise fail(str(exc)) from None
     report = check_tasks(taskset, catalog)
@@ -52,12 +50,6 @@ def check_command(
     if report.problems:
         err.print(f"[bold red]{len(report.problems)} problem(s) in the task set[/]")
         raise typer.Exit(1)
-
-
-async def _list_tools(spec: ServerSpec) -> Catalog:
-    with tempfile.TemporaryDirectory(prefix="optimizer-tasks-") as tmp:
-        async with ServerPool(spec, instances=1, log_path=Path(tmp) / "server.log") as pool:
-            return await pool.list_tools()
 
 
 def print_check(console: Console, report: CheckReport) -> None:
