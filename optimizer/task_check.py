@@ -2,7 +2,7 @@
 
 Problems (each with the task's `path:line` where there is one):
 - `unknown-tool`: a task expects or forbids a tool the server does not list;
-- `untested-tool`: a tool no task expects;
+- `untested-tool`: a tool no task expects (a tool its description calls deprecated only gets a note);
 - `tool-named`: a prompt names a tool by its identifier (`lookup_order`, `getCustomer`), which tells the agent
   what to call instead of testing whether the definitions lead it there;
 - `duplicate` / `near-duplicate`: prompts equal once case, punctuation and spacing are ignored, or at least
@@ -23,6 +23,7 @@ from optimizer.definitions import Catalog
 from optimizer.tasks import Task, TaskSet
 
 NEAR_DUPLICATE = 0.9
+_DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[a-z0-9]+(?:[_-][a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+")
 
 
@@ -64,8 +65,12 @@ def check_tasks(taskset: TaskSet, catalog: Catalog) -> CheckReport:
             if name not in catalog:
                 report.problems.append(Problem("unknown-tool", f"task {task.id} names {name!r}, which the server "
                                                "does not list", task.source, name))
+    untested = [name for name, counts in per_tool.items() if not sum(counts.values())]
+    deprecated = {t.name for t in catalog.tools if _DEPRECATED.search(t.description or "")}
     report.problems += [Problem("untested-tool", f"no task expects {name}", tool=name)
-                        for name, counts in per_tool.items() if not sum(counts.values())]
+                        for name in untested if name not in deprecated]
+    report.notes += [f"no task expects {name}, which its description calls deprecated" for name in untested
+                     if name in deprecated]
     report.problems += _named_tools(tasks, catalog)
     report.problems += _duplicates(tasks)
     destructive = {t.name for t in catalog.tools if (t.annotations or {}).get("destructiveHint") is True}

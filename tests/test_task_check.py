@@ -21,6 +21,7 @@ CATALOG = Catalog("shop", (
     ToolDef("track_shipment", "Track a parcel."),
     ToolDef("refund_order", "Refund an order.", annotations={"destructiveHint": True}),
     ToolDef("search", "Search everything."),
+    ToolDef("find", "Search everything. DEPRECATED: use search instead."),
 ))
 TASKS = """\
 - {id: total, prompt: "How much was order #10007?", expect: {tools: [lookup_order]}, split: train}
@@ -50,8 +51,9 @@ def test_every_kind_of_problem_is_found_with_its_source(tmp_path: Path) -> None:
         ("near-duplicate", None, "4"),
     ]
     assert report["passed"] is False
-    (note,) = report["notes"]
-    assert "task money expects refund_order" in note and "--allow-destructive" in note
+    deprecated, destructive = report["notes"]
+    assert "task money expects refund_order" in destructive and "--allow-destructive" in destructive
+    assert deprecated == "no task expects find, which its description calls deprecated"
 
 
 def test_counts_per_tool_and_split(tmp_path: Path) -> None:
