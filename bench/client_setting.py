@@ -9,6 +9,9 @@
    context), and held-out baseline → winner in context and alone.
 3. `--tool-search bm25`: every tool deferred behind a search; held-out recall (episodes whose searches found the
    expected tool) and accuracy, baseline → winner of `optimize --tool-search bm25`.
+4. The same `optimize --tool-search bm25` on every other server of the test bed (workspace and the published
+   servers in examples/published/, with the settings their READMEs give): held-out recall and passed, baseline
+   → winner, side by side.
 
 The agents are OFFLINE simulated stand-ins (sim:lexical, sim:skim), not real models.
 """
@@ -65,7 +68,27 @@ async def measure(runs: Path) -> dict[str, Any]:
         "heldout": {"baseline": searched["baseline"]["heldout"], "winner": searched["winner"]["heldout"]},
         "gate": searched["gate"]["passed"],
     }
+    out["test_bed"] = {}
+    for name, launcher, tasks, destructive in test_bed():
+        summary = await run_optimize(OptimizeConfig(server=f"{sys.executable} {launcher}", tasks=str(tasks),
+                                                    models=tuple(OFFLINE_MODELS), tool_search="bm25",
+                                                    allow_destructive=destructive),
+                                     runs_dir=runs, run_id=f"search-{name.replace('/', '-')}")
+        out["test_bed"][name] = {"recall": summary["search"], "gate": summary["gate"]["passed"],
+                                 "heldout": {"baseline": summary["baseline"]["heldout"],
+                                             "winner": summary["winner"]["heldout"]}}
     return out
+
+
+def test_bed() -> list[tuple[str, Path, Path, bool]]:
+    """(name, launcher, tasks, allow destructive) of workspace and each published server of the test bed."""
+    found = [("workspace", ROOT / "examples/workspace/server.py", ROOT / "examples/workspace/tasks", False)]
+    for folder in sorted((ROOT / "examples/published").glob("*/")):
+        if (folder / "serve.py").exists() and (folder / "tasks").is_dir():
+            readme = (folder / "README.md").read_text(encoding="utf-8")
+            found.append((f"published/{folder.name}", folder / "serve.py", folder / "tasks",
+                          "--allow-destructive" in readme))
+    return found
 
 
 def show(data: dict[str, Any]) -> None:
@@ -99,6 +122,17 @@ def show(data: dict[str, Any]) -> None:
               f"({after['recall']:.0%}) | {search['heldout']['baseline'][model]['passed']}/20 → "
               f"{search['heldout']['winner'][model]['passed']}/20 |")
     print(f"\ngate with tool search: {'PASSED' if search['gate'] else 'FAILED'}")
+    print("\n4. --tool-search bm25 across the test bed: held-out recall and passed, baseline → winner\n")
+    print("| server | " + " | ".join(f"{m} recall | {m} passed" for m in models) + " | gate |")
+    print("|---|" + "---|---|" * len(models) + "---|")
+    for name, row in data["test_bed"].items():
+        cells = []
+        for model in models:
+            before, after = row["recall"]["baseline"][model], row["recall"]["winner"][model]
+            n = before["n"]
+            cells += [f"{before['found']}/{n} → {after['found']}/{n}",
+                      f"{row['heldout']['baseline'][model]['passed']} → {row['heldout']['winner'][model]['passed']}"]
+        print(f"| {name} | " + " | ".join(cells) + f" | {'PASSED' if row['gate'] else 'FAILED'} |")
 
 
 def main() -> None:
