@@ -27,7 +27,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.secrets import redact_argv, redact_text, scrubbed_environ, secret_values
+from optimizer.secrets import SECRET_WORDS, redact_argv, redact_text, scrubbed_environ, secret_values
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
@@ -81,10 +81,12 @@ class ServerSpec:
 
     @property
     def secrets(self) -> list[str]:
-        """Credential values this spec carries (argv values hidden by redaction, header values)."""
+        """Credential values this spec carries (argv values hidden by redaction, header values, values of its own
+        environment variables named like credentials, as an `mcpServers` entry's `env` sets them)."""
         hidden = [a for a, r in zip(self.argv, redact_argv(self.argv), strict=True) if a != r]
         pieces = [v.partition("=")[2] or v for v in hidden]
-        return [*pieces, *self.headers.values(), *secret_values()]
+        named = [v for k, v in self.env.items() if SECRET_WORDS.search(k) and v]
+        return [*pieces, *self.headers.values(), *named, *secret_values()]
 
     @property
     def fallback_name(self) -> str:

@@ -167,3 +167,10 @@ def test_regress_in_context_says_so(run_cli: Cli, tmp_path: Path) -> None:
     assert report["context"] == ["ws"] and report["client_naming"] == "claude-code"
     transcript = next((tmp_path / report["run_id"] / "transcripts").glob("*.jsonl")).read_text(encoding="utf-8")
     assert '"name": "mcp__support__' in transcript or '"name": "mcp__ws__' in transcript
+
+
+def test_credentials_in_an_entrys_env_are_secrets_to_scrub_and_other_values_are_not(tmp_path: Path) -> None:
+    config = write(tmp_path, json.dumps({"mcpServers": {"gh": {"command": "gh-mcp", "env": {
+        "GITHUB_TOKEN": "ghx-not-a-real-token-123", "LOG_LEVEL": "debug"}}}}))
+    ((_, spec),) = context_specs(config, ["gh"], [])
+    assert "ghx-not-a-real-token-123" in spec.secrets and "debug" not in spec.secrets
