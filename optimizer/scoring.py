@@ -41,10 +41,17 @@ class Expect:
     match: str = "contains"
     tools: tuple[str, ...] = ()
     forbid: tuple[str, ...] = ()
+    calls: tuple[tuple[str, str], ...] = ()
+    """Calls whose results hold the answer, (tool, arguments as canonical JSON), for replaying the task against
+    the server (`tasks check --replay`); agents are not held to them."""
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON form (lists for tuples)."""
-        return {**asdict(self), "tools": list(self.tools), "forbid": list(self.forbid)}
+        """Plain JSON form (lists for tuples); `calls` only when there are some, so other tasks' digests stay."""
+        out = {**asdict(self), "tools": list(self.tools), "forbid": list(self.forbid)}
+        out.pop("calls")
+        if self.calls:
+            out["calls"] = [{"tool": tool, "arguments": json.loads(args)} for tool, args in self.calls]
+        return out
 
 
 

@@ -9,17 +9,23 @@ Problems (each with the task's `path:line` where there is one):
   NEAR_DUPLICATE similar (difflib's ratio over those normalised texts).
 Notes (not problems): tasks that expect a tool annotated `destructiveHint: true` (they need --allow-destructive).
 Counts: tasks per split, and per tool the tasks that expect it, by split.
+
+`replay` runs each task's `expect.calls` against the server, in order, and reports `replay-failed` when a call
+errors or the expected answer is not in their results (a `judge` answer cannot be replayed: a note).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import Catalog
+from optimizer.scoring import Expect, ScoringError, verify_answer
+from optimizer.servers import CallOutcome
 from optimizer.tasks import Task, TaskSet
 
 NEAR_DUPLICATE = 0.9
@@ -114,3 +120,39 @@ def _duplicates(tasks: Sequence[Task]) -> list[Problem]:
                                    f"{tasks[i].id}'s", later.source))
                 break
     return out
+
+
+async def replay(tasks: Sequence[Task], call: Callable[[str, dict[str, Any]], Awaitable[CallOutcome]],
+                 report: CheckReport, *, destructive: set[str], allow_destructive: bool) -> None:
+    """Run every task's expected calls and add what failed to `report` (see the module docstring); a task whose
+    calls need a destructive tool is replayed only with `allow_destructive`."""
+    unreplayable = 0
+    for task in tasks:
+        expect = task.expect
+        if not expect.calls or expect.answer is None:
+            unreplayable += 1
+            continue
+        if expect.match == "judge" or (not allow_destructive and destructive & {t for t, _ in expect.calls}):
+            report.notes.append(f"{task.source}: task {task.id} was not replayed ("
+                                f"{'a judge grades it' if expect.match == 'judge' else 'it calls a destructive tool'})")
+            continue
+        texts, failed = [], None
+        for tool, arguments in expect.calls:
+            outcome = await call(tool, json.loads(arguments))
+            texts.append(outcome.text)
+            if outcome.is_error:
+                failed = f"{tool} returned an error: {outcome.text.strip()[:200]}"
+                break
+        if failed is None and not _holds(expect, "\n".join(texts)):
+            failed = f"its answer {expect.answer!r} is not in what the expected calls return now"
+        if failed:
+            report.problems.append(Problem("replay-failed", f"task {task.id}: {failed}", task.source))
+    if unreplayable:
+        report.notes.append(f"{unreplayable} task(s) have no expect.calls (or no answer) to replay")
+
+
+def _holds(expect: Expect, text: str) -> bool:
+    try:
+        return verify_answer(text, expect.answer or "", expect.match)
+    except ScoringError:
+        return False

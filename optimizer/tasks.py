@@ -31,8 +31,8 @@ from optimizer.scoring import Expect, expected_problem
 MATCHES = ("contains", "exact", "regex", "number", "json", "judge")
 SPLITS = ("train", "heldout")
 SUFFIXES = (".yaml", ".yml", ".jsonl", ".xml")
-TASK_KEYS = ("id", "prompt", "expect", "split", "tags")
-EXPECT_KEYS = ("answer", "match", "tools", "forbid")
+TASK_KEYS = ("id", "prompt", "expect", "split", "tags", "provenance")
+EXPECT_KEYS = ("answer", "match", "tools", "forbid", "calls")
 
 
 class TaskError(ValueError):
@@ -53,6 +53,8 @@ class Task:
     split: str
     tags: tuple[str, ...] = ()
     source: str = ""
+    provenance: tuple[tuple[str, str], ...] = ()
+    """How the task was made (e.g. generator, model, date), as written under `provenance:`; not in the digest."""
 
     def digest(self) -> str:
         """sha256 hex of the canonical JSON of id, prompt and expect (not split, tags or source)."""
@@ -60,7 +62,8 @@ class Task:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON form of every field."""
-        return {**asdict(self), "expect": self.expect.to_json(), "tags": list(self.tags)}
+        return {**asdict(self), "expect": self.expect.to_json(), "tags": list(self.tags),
+                "provenance": dict(self.provenance)}
 
 
 @dataclass(frozen=True)
@@ -315,7 +318,14 @@ def _build_expect(raw: _Raw, problems: list[str]) -> Expect:
         problems.append(f"{raw.at('expect.forbid')}: tool {name!r} is both required and forbidden")
     if answer is None and not tools["tools"]:
         problems.append(f"{raw.at()}: task has nothing to verify: give expect.answer or expect.tools")
-    return Expect(answer=answer, match=match, tools=tools["tools"], forbid=tools["forbid"])
+    calls = value.get("calls", [])
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and set(c) <= {"tool", "arguments"}
+                                              and isinstance(c.get("tool"), str) and isinstance(c.get("arguments", {}),
+                                                                                                dict) for c in calls):
+        problems.append(f"{raw.at('expect.calls')}: expect.calls must be a list of {{tool: NAME, arguments: {{…}}}}")
+        calls = []
+    pairs = tuple((c["tool"], json.dumps(c.get("arguments", {}), sort_keys=True, ensure_ascii=False)) for c in calls)
+    return Expect(answer=answer, match=match, tools=tools["tools"], forbid=tools["forbid"], calls=pairs)
 
 
 def _build_id(raw: _Raw, problems: list[str]) -> str:
@@ -347,10 +357,14 @@ def _build_task(raw: _Raw, heldout: float) -> tuple[Task | None, list[str]]:
     tags = _strings(raw.data.get("tags", []))
     if tags is None:
         problems.append(f"{raw.at('tags')}: tags must be a list of strings")
+    made = raw.data.get("provenance", {})
+    if not isinstance(made, dict) or not all(isinstance(v, str | int | float) for v in made.values()):
+        problems.append(f"{raw.at('provenance')}: provenance must map names to plain values")
     if problems:
         return None, problems
     chosen = split if split is not None else assign_split(task_id, heldout)
-    task = Task(task_id, str(prompt).strip(), expect, chosen, tags or (), f"{raw.source}:{raw.line}")
+    task = Task(task_id, str(prompt).strip(), expect, chosen, tags or (), f"{raw.source}:{raw.line}",
+                tuple((str(k), str(v)) for k, v in made.items()))
     return task, []
 
 

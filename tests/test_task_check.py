@@ -78,3 +78,33 @@ def test_the_bundled_examples_pass_and_a_bad_set_exits_1_and_a_bad_file_2(run_cl
     (bad_dir / "t.yaml").write_text("- {id: a, prompt: [oops]}\n", encoding="utf-8")
     broken = run_cli("tasks", "check", str(bad_dir), "--server", SUPPORT)
     assert broken.returncode == 2 and "t.yaml:1" in broken.stderr
+
+
+REPLAYED = """\
+- id: still-true
+  prompt: "What did order #10007 cost?"
+  expect: {answer: "$219.40", tools: [lookup_order], calls: [{tool: lookup_order, arguments: {order_id: "#10007"}}]}
+- id: gone-stale
+  prompt: "When did order #10007 ship?"
+  expect: {answer: "2029-01-01", tools: [lookup_order], calls: [{tool: lookup_order, arguments: {order_id: "#10007"}}]}
+- id: bad-arguments
+  prompt: "What about order 10007?"
+  expect: {answer: "x", tools: [lookup_order], calls: [{tool: lookup_order, arguments: {}}]}
+- id: hand-written
+  prompt: "Track my order #10007."
+  expect: {tools: [track_shipment]}
+"""
+
+
+def test_replay_runs_the_expected_calls_and_flags_answers_they_no_longer_return(run_cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text(REPLAYED, encoding="utf-8")
+    result = run_cli("tasks", "check", str(tmp_path / "t.yaml"), "--server", SUPPORT, "--replay", "--json")
+    assert result.returncode == 1, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    replayed = [p for p in report["problems"] if p["kind"] == "replay-failed"]
+    assert [p["source"].rpartition(":")[2] for p in replayed] == ["4", "7"]
+    assert "'2029-01-01' is not in what the expected calls return now" in replayed[0]["message"]
+    assert "lookup_order returned an error" in replayed[1]["message"]
+    assert "1 task(s) have no expect.calls (or no answer) to replay" in report["notes"]
+    without = json.loads(run_cli("tasks", "check", str(tmp_path / "t.yaml"), "--server", SUPPORT, "--json").stdout)
+    assert not [p for p in without["problems"] if p["kind"] == "replay-failed"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from optimizer.definitions import digest
 from optimizer.tasks import Expect, Task, TaskError, TaskSet, assign_split, load_tasks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tasks"
@@ -131,6 +132,7 @@ def test_to_json_is_plain_json() -> None:
         },
         "split": "heldout",
         "tags": ["orders"],
+        "provenance": {},
         "source": f"{GOOD / 'orders.yaml'}:2",
     }
 
@@ -360,3 +362,18 @@ def test_taskset_is_a_plain_value() -> None:
     one = Task("a", "p", Expect(answer="x"), "train")
     assert TaskSet((one,)).counts() == {"train": 1, "heldout": 0}
     assert TaskSet((one,)) == TaskSet((one,))
+
+
+def test_expected_calls_and_provenance_load_and_leave_other_digests_alone(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.yaml",
+                 "- id: a\n  prompt: p\n  expect: {answer: x, calls: [{tool: get, arguments: {id: 7}}]}\n"
+                 "  provenance: {generator: offline, date: '2026-12-01'}\n"
+                 "- id: b\n  prompt: p\n  expect: {answer: x}\n")
+    first, second = load_tasks(path).tasks
+    assert first.expect.calls == (("get", '{"id": 7}'),) and dict(first.provenance)["generator"] == "offline"
+    assert first.expect.to_json()["calls"] == [{"tool": "get", "arguments": {"id": 7}}]
+    assert "calls" not in second.expect.to_json()  # a task without calls digests as it always did
+    old_form = {"id": "b", "prompt": "p", "expect": {"answer": "x", "match": "contains", "tools": [], "forbid": []}}
+    assert second.digest() == digest(old_form)
+    bad = write(tmp_path / "bad.yaml", "- id: a\n  prompt: p\n  expect: {answer: x, calls: [{tool: 3}]}\n")
+    assert "expect.calls must be a list of {tool: NAME, arguments: {…}}" in load_error(bad).problems[0]
