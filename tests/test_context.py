@@ -174,3 +174,17 @@ def test_credentials_in_an_entrys_env_are_secrets_to_scrub_and_other_values_are_
         "GITHUB_TOKEN": "ghx-not-a-real-token-123", "LOG_LEVEL": "debug"}}}}))
     ((_, spec),) = context_specs(config, ["gh"], [])
     assert "ghx-not-a-real-token-123" in spec.secrets and "debug" not in spec.secrets
+
+
+def test_an_http_entry_with_headers_stands_beside_over_streamable_http(
+    run_cli: Cli, tmp_path: Path, background: Callable[..., Any], free_port: Callable[[], int]
+) -> None:
+    port = free_port()
+    entry = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Team": "support"}}
+    config = write(tmp_path, json.dumps({"mcpServers": {"ws": entry}}))
+    with background([sys.executable, str(ROOT / "examples/workspace/server.py"), "--http", str(port)], port=port):
+        result = run_cli("eval", "--server", SUPPORT, "--tasks", TASKS, "--models", "sim:lexical", "--mcp-config",
+                         config, "--context", "ws", "--server-instances", "1", "--runs-dir", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert report["context"] == ["ws"] and any(r["chosen"].startswith("ws:") for r in report["cross_server"])
