@@ -111,13 +111,14 @@ def test_claude_code_names_every_tool_after_its_server() -> None:
 def test_eval_beside_another_server_reports_accuracy_alone_and_the_cross_server_confusions(
     run_cli: Cli, tmp_path: Path
 ) -> None:
-    result = run_cli("eval", "--server", SUPPORT, "--tasks", TASKS, "--context-server", WORKSPACE, "--offline",
-                     "--server-instances", "1", "--runs-dir", str(tmp_path), "--run-id", "beside", "--json")
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", TASKS, "--context-server", WORKSPACE, "--models",
+                     "sim:lexical", "--server-instances", "1", "--runs-dir", str(tmp_path), "--run-id", "beside",
+                     "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)
     assert report["context"] == ["workspace"] and report["client_naming"] == "plain"
-    assert report["episodes"]["run"] == 2 * 66 * 2  # every task, both agents, in context and alone
-    assert set(report["alone"]["results"]) == set(report["results"]) == {"sim:lexical", "sim:skim"}
+    assert report["episodes"]["run"] == 2 * 66  # every task, in context and alone
+    assert set(report["alone"]["results"]) == set(report["results"]) == {"sim:lexical"}
     assert report["cross_server"], "no episode went to a workspace tool"
     for row in report["cross_server"]:
         assert row["chosen"].startswith("workspace:") and ":" not in row["expected"] and row["count"] >= 1
@@ -131,7 +132,7 @@ def test_eval_beside_another_server_reports_accuracy_alone_and_the_cross_server_
 
 def test_a_context_server_that_does_not_start_is_a_clear_error(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("eval", "--server", SUPPORT, "--tasks", TASKS, "--context-server", "no-such-program-xyz",
-                     "--offline", "--runs-dir", str(tmp_path))
+                     "--offline", "--server-instances", "1", "--runs-dir", str(tmp_path))
     assert result.returncode == 2
     assert "context server 'no-such-program-xyz'" in result.stderr
 
