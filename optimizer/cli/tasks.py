@@ -17,11 +17,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers
+from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable
+from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.task_check import CheckReport, check_tasks, replay
+from optimizer.task_generate import GenerateError, run_generation
 from optimizer.tasks import TaskError, TaskSet, load_tasks
 
-tasks_app = typer.Typer(help="Work with task sets: check one against a server before spending on it.",
+tasks_app = typer.Typer(help="Work with task sets: generate one for a server that has none (Claude), check one "
+                        "before spending on it.",
                         no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 
@@ -67,6 +71,57 @@ async def _check(taskset: TaskSet, spec: ServerSpec, replaying: bool, allow_dest
                 known = [t for t in taskset.tasks if all(tool in catalog for tool, _ in t.expect.calls)]
                 await replay(known, pool.call, report, destructive=destructive, allow_destructive=allow_destructive)
             return report
+
+
+@tasks_app.command("generate")
+def generate_command(
+    server: Annotated[str, typer.Option("--server", help="MCP server: a command line run over stdio (\"python "
+                                        "server.py\"), or an http(s)://…/mcp URL.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for generated.yaml (made if missing; an "
+                                          "existing generated.yaml is never overwritten).")],
+    model: Annotated[str, typer.Option("--model", help="The Claude model that explores and writes (needs "
+                                       "ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured).")] = CLAUDE_PROPOSER,
+    n: Annotated[int, typer.Option("--n", min=1, help="Most tasks to ask for.")] = 40,
+    heldout: Annotated[float, typer.Option("--heldout", min=0, max=1, help="Share of tasks held out.")] = 0.3,
+    explore: Annotated[str | None, typer.Option("--explore", help="Comma-separated tools the model may call "
+                                                "though they are not annotated read-only.")] = None,
+    allow_destructive: Annotated[bool, typer.Option("--allow-destructive", help="Let the model call any tool, "
+                                                    "destructive ones included.")] = False,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Model turns before submitting is "
+                                           "forced.")] = 20,
+    runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Where the run directory (every call, the "
+                                           "summary) goes.")] = Path("runs"),
+    header: HeaderOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+) -> None:
+    """Write a task set for a server that has none: Claude explores the server with the tools it may call and
+    submits tasks whose answers come from real results; every task is replayed and kept only when it holds.
+    Exit 0 when tasks were written, 1 when none held, 2 on errors."""
+    target = out_dir / "generated.yaml"
+    if target.exists():
+        raise fail(f"{target} exists; choose another --out or move it away (nothing was changed)")
+    try:
+        check_model_name(model)
+        spec = ServerSpec.parse(server, headers=parse_headers(header))
+        summary = asyncio.run(run_generation(spec, model, out_dir, runs_dir, n=n, heldout=heldout,
+                                             max_turns=max_turns, allow_destructive=allow_destructive,
+                                             explore=[t.strip() for t in (explore or "").split(",") if t.strip()]))
+    except (ServerError, GenerateError, ModelAccessError, ModelUnavailable, ModelSpecError, OSError) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        kinds = ", ".join(f"{k} {v}" for k, v in summary["mix"].items() if v)
+        out.print(f"wrote {summary['written']} of {summary['submitted']} submitted task(s) to {escape(str(target))} "
+                  f"({kinds or 'none'}; {summary['splits']['train']} train, {summary['splits']['heldout']} "
+                  f"held-out); {summary['calls']} exploration calls, USD {summary['usd']:.4f}")
+        for tool, reason in summary["tools_without_tasks"].items():
+            out.print(f"  no task for {escape(tool)}: {escape(reason)}", soft_wrap=True)
+        for drop in summary["dropped"]:
+            out.print(f"  dropped {escape(drop['task'])}: {escape(drop['reason'])}", soft_wrap=True)
+        out.print(f"every call made: {escape(summary['run_dir'])}/calls.jsonl")
+    if not summary["written"]:
+        raise typer.Exit(1)
 
 
 def print_check(console: Console, report: CheckReport) -> None:
