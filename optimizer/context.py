@@ -47,8 +47,7 @@ class ContextServer:
     catalog: Catalog
 
     def read_only(self, tool: str) -> bool:
-        annotations = self.catalog.get(tool).annotations or {}
-        return annotations.get("readOnlyHint") is True
+        return self.catalog.get(tool).hint("readOnlyHint") is True
 
 
 def context_specs(mcp_config: str | None, names: Sequence[str], servers: Sequence[str],

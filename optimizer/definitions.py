@@ -120,6 +120,10 @@ class Catalog:
     def __contains__(self, name: object) -> bool:
         return any(t.name == name for t in self.tools)
 
+    def hinted(self, key: str) -> list[str]:
+        """Names of the tools whose annotation `key` (`destructiveHint`, `readOnlyHint`, …) is true, in order."""
+        return [t.name for t in self.tools if t.hint(key) is True]
+
     @property
     def digest(self) -> str:
         return digest([t.canonical() for t in self.tools])

@@ -125,8 +125,7 @@ async def _loop(
         episode.usage = episode.usage + turn.usage
         episode.messages.append(Message("assistant", turn.text, turn.tool_calls, raw=turn.raw))
         for query, found in turn.searches:
-            episode.loaded += [n for n in found if n not in episode.loaded]
-            episode.searches.append({"query": query, "found": [n for n in found if exposed.original(n)]})
+            _record_search(episode, query, [n for n in found if exposed.original(n)])
         if turn.stop_reason == "pause_turn" and not turn.tool_calls:
             continue
         if not turn.tool_calls:
@@ -145,10 +144,14 @@ def _search(call: ToolCall, search: ToolSearch, episode: Episode) -> ToolResult:
     if not isinstance(query, str) or not query.strip():
         return ToolResult(call.id, "Error: give a non-empty 'query'.", True)
     found = search.search(query)
-    episode.loaded += [n for n in found.names if n not in episode.loaded]
-    episode.searches.append({"query": query, "found": list(found.names), **({"error": found.error} if found.error
-                                                                            else {})})
+    _record_search(episode, query, list(found.names), found.error)
     return ToolResult(call.id, search.result_text(found), bool(found.error))
+
+
+def _record_search(episode: Episode, query: str, found: list[str], error: str | None = None) -> None:
+    """One search, ours or the provider's: what it found is loaded from now on."""
+    episode.loaded += [n for n in found if n not in episode.loaded]
+    episode.searches.append({"query": query, "found": found, **({"error": error} if error else {})})
 
 
 async def _execute(

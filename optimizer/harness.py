@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
 from optimizer.budget import Budget, BudgetedAgent, BudgetExceeded
 from optimizer.config import ConfigT, EvalConfig, RunError, resolve_config
@@ -30,6 +30,8 @@ from optimizer.prompt_files import load_prompt
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.store import RunStore, StoreError
 from optimizer.tasks import Task, TaskError, TaskSet, load_tasks
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -151,14 +153,8 @@ async def _pool(config: EvalConfig, store: RunStore) -> AsyncIterator[ServerPool
     instances = config.server_instances or min(4, config.max_connections)
     pool = ServerPool(spec, instances=instances, log_path=store.server_log, tool_timeout=config.tool_timeout,
                       connect_timeout=config.connect_timeout)
-    try:
-        await pool.__aenter__()
-    except ServerError as exc:
-        raise RunError(str(exc)) from None
-    try:
-        yield pool
-    finally:
-        await pool.__aexit__(None, None, None)
+    async with _connected(pool) as opened:
+        yield opened
 
 
 @contextlib.asynccontextmanager
@@ -167,16 +163,23 @@ async def _context(config: EvalConfig, store: RunStore) -> AsyncIterator[Context
         specs = context_specs(config.mcp_config, config.context, config.context_servers, headers=config.headers)
     except ContextError as exc:
         raise RunError(str(exc)) from None
-    opening = open_context(specs, log_dir=store.dir, tool_timeout=config.tool_timeout,
-                           connect_timeout=config.connect_timeout)
+    async with _connected(open_context(specs, log_dir=store.dir, tool_timeout=config.tool_timeout,
+                                       connect_timeout=config.connect_timeout)) as context:
+        yield context
+
+
+@contextlib.asynccontextmanager
+async def _connected(manager: contextlib.AbstractAsyncContextManager[T]) -> AsyncIterator[T]:
+    """Enter `manager` (server connections), a ServerError while connecting becoming a RunError; errors raised
+    later, inside the run, pass through unchanged."""
     try:
-        context = await opening.__aenter__()
+        value = await manager.__aenter__()
     except ServerError as exc:
         raise RunError(str(exc)) from None
     try:
-        yield context
+        yield value
     finally:
-        await opening.__aexit__(None, None, None)
+        await manager.__aexit__(None, None, None)
 
 
 def _spec(config: EvalConfig) -> ServerSpec:
@@ -226,7 +229,7 @@ async def _check_access(models: Sequence[AgentModel]) -> None:
 
 
 def _safety(catalog: Catalog, config: EvalConfig) -> list[str]:
-    destructive = [t.name for t in catalog.tools if t.hint("destructiveHint") is True]
+    destructive = catalog.hinted("destructiveHint")
     if destructive and not config.allow_destructive:
         raise RunError(
             "these tools are annotated destructiveHint: true, so agents could change or delete real data: "
@@ -252,9 +255,7 @@ def _candidate(config: EvalConfig, catalog: Catalog) -> Candidate:
 
 
 def episode_config(config: EvalConfig, catalog: Catalog) -> EpisodeConfig:
-    blocked = () if config.allow_destructive else tuple(
-        t.name for t in catalog.tools if t.hint("destructiveHint") is True
-    )
+    blocked = () if config.allow_destructive else tuple(catalog.hinted("destructiveHint"))
     return EpisodeConfig(system_prompt=system_prompt(config.system_prompt), max_turns=config.max_turns,
                          blocked_tools=blocked)
 

@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -401,8 +401,15 @@ def python_command(script: str, *args: str) -> str:
     return shlex.join([sys.executable, script, *args])
 
 
-async def list_tools_once(spec: ServerSpec) -> Catalog:
-    """The server's tools from one short-lived connection (its stderr to a temporary log). Raises ServerError."""
+@contextlib.asynccontextmanager
+async def one_connection(spec: ServerSpec) -> AsyncIterator[ServerPool]:
+    """A pool of one short-lived connection, its stderr to a temporary log. Raises ServerError."""
     with tempfile.TemporaryDirectory(prefix="optimizer-") as tmp:
         async with ServerPool(spec, instances=1, log_path=Path(tmp) / "server.log") as pool:
-            return await pool.list_tools()
+            yield pool
+
+
+async def list_tools_once(spec: ServerSpec) -> Catalog:
+    """The server's tools from one short-lived connection. Raises ServerError."""
+    async with one_connection(spec) as pool:
+        return await pool.list_tools()

@@ -79,7 +79,7 @@ def check_tasks(taskset: TaskSet, catalog: Catalog) -> CheckReport:
                      if name in deprecated]
     report.problems += _named_tools(tasks, catalog)
     report.problems += _duplicates(tasks)
-    destructive = {t.name for t in catalog.tools if (t.annotations or {}).get("destructiveHint") is True}
+    destructive = set(catalog.hinted("destructiveHint"))
     for task in tasks:
         hits = sorted(destructive & set(task.expect.tools))
         if hits:

@@ -68,10 +68,9 @@ def callable_tools(catalog: Catalog, explore: Iterable[str], allow_destructive: 
     named = set(explore)
     out = {}
     for tool in catalog.tools:
-        hints = tool.annotations or {}
-        if allow_destructive or tool.name in named or hints.get("readOnlyHint") is True:
+        if allow_destructive or tool.name in named or tool.hint("readOnlyHint") is True:
             continue
-        out[tool.name] = ("annotated destructive" if hints.get("destructiveHint") is True
+        out[tool.name] = ("annotated destructive" if tool.hint("destructiveHint") is True
                           else "not annotated read-only") + ": give --explore or --allow-destructive to call it"
     return out
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +18,7 @@ from rich.table import Table
 from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers
 from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable
 from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
-from optimizer.servers import ServerError, ServerPool, ServerSpec
+from optimizer.servers import ServerError, ServerSpec, one_connection
 from optimizer.task_check import CheckReport, check_tasks, replay
 from optimizer.task_generate import GenerateError, run_generation
 from optimizer.tasks import TaskError, TaskSet, load_tasks
@@ -62,15 +61,14 @@ def check_command(
 
 
 async def _check(taskset: TaskSet, spec: ServerSpec, replaying: bool, allow_destructive: bool) -> CheckReport:
-    with tempfile.TemporaryDirectory(prefix="optimizer-tasks-") as tmp:
-        async with ServerPool(spec, instances=1, log_path=Path(tmp) / "server.log") as pool:
-            catalog = await pool.list_tools()
-            report = check_tasks(taskset, catalog)
-            if replaying:
-                destructive = {t.name for t in catalog.tools if (t.annotations or {}).get("destructiveHint") is True}
-                known = [t for t in taskset.tasks if all(tool in catalog for tool, _ in t.expect.calls)]
-                await replay(known, pool.call, report, destructive=destructive, allow_destructive=allow_destructive)
-            return report
+    async with one_connection(spec) as pool:
+        catalog = await pool.list_tools()
+        report = check_tasks(taskset, catalog)
+        if replaying:
+            known = [t for t in taskset.tasks if all(tool in catalog for tool, _ in t.expect.calls)]
+            await replay(known, pool.call, report, destructive=set(catalog.hinted("destructiveHint")),
+                         allow_destructive=allow_destructive)
+        return report
 
 
 @tasks_app.command("generate")

@@ -84,13 +84,14 @@ class SimAgent:
         started = time.perf_counter()
         rng = random.Random(f"{self.seed}:{seed}")
         prompt = messages[0].text if messages else ""
-        profiles, tool_tokens, index = self._read_tools(tools)
         search = next((t for t in tools if t.name == SEARCH_TOOL), None)
+        usable = tuple(t for t in tools if t is not search) if search is not None else tools
+        profiles, tool_tokens, index = self._read_tools(usable)
+        if search is not None:
+            tool_tokens += estimate_tokens(canonical_json(search.canonical()))
         if search is not None and not _searched(messages):
             calls, text = _searches(prompt, search), "I'll search for the tools this needs."
         else:
-            usable = tuple(t for t in tools if t is not search) if search is not None else tools
-            profiles, _, index = self._read_tools(usable) if search is not None else (profiles, 0, index)
             plan = self._cached_plan(usable, prompt, seed, lambda: self._plan(prompt, profiles, index, rng))
             calls, text = self._next_calls(plan, prompt, usable, messages)
         seen = [system, *(m.text for m in messages), *(r.content for m in messages for r in m.tool_results)]

@@ -69,7 +69,8 @@ class ServerToolSearch:
                 return {**reply, "content": content + blocks}
             for block in asked:
                 query = str((block.get("input") or {}).get("query") or "")
-                found = index.search(query).names
+                result = index.search(query)
+                found = result.names
                 with self._lock:
                     self.searches.append((query, found))
                 loaded.update(found)
@@ -83,7 +84,7 @@ class ServerToolSearch:
                 messages = [*messages,
                             {"role": "assistant", "content": [block]},
                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": block["id"],
-                                                          "content": index.result_text(index.search(query))}]}]
+                                                          "content": index.result_text(result)}]}]
         raise ValueError("the model kept searching without calling a tool")
 
 
