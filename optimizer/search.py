@@ -12,12 +12,17 @@ Contracts:
 - Every trial carries user attributes `candidate` (the overlay JSON, read back with `trial_candidate`), `key` and
   `score` ({accuracy, tokens, chunks_run, by_chunk: [[chunk, accuracy, fraction], ...]}), so results survive a
   restart and reports need nothing but the storage.
-- Same seed, same pool and same objective values give the same sequence of candidates in a fresh study.
+- Same seed, same pool and same objective values give the same sequence of candidates in a fresh study, and in a
+  study resumed after a crash or kill: the sampler is reseeded from (seed, finished trials) before every ask, trials
+  left RUNNING by a dead process on this host are failed, and the proposals not yet evaluated are queued again in
+  their order.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -173,18 +178,21 @@ def _close(storage: BaseStorage) -> None:
         storage.engine.dispose()
 
 
-def _open_study(pool: Pool, config: SearchConfig, storage: BaseStorage) -> Study:
+def _sampler(config: SearchConfig, finished: int) -> optuna.samplers.BaseSampler:
+    """The sampler for the trial asked after `finished` finished trials. A fresh, seeded sampler per ask makes each
+    suggestion a function of the seed and the study's history only, not of how many asks this process made."""
+    seed = (config.seed * 1_000_003 + finished) % 2**32
     if config.pareto:
-        sampler: optuna.samplers.BaseSampler = optuna.samplers.NSGAIISampler(
-            seed=config.seed, population_size=max(4, config.trials // 3))
-        directions: list[Literal["maximize", "minimize"]] = ["maximize", "minimize"]
-    else:
-        # Startup trials are random; a third of the budget (proposals count) leaves most trials to the model.
-        sampler = optuna.samplers.TPESampler(seed=config.seed, n_startup_trials=max(2, min(10, config.trials // 3)))
-        directions = ["maximize"]
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(4, config.trials // 3))
+    # Startup trials are random; a third of the budget (proposals count) leaves most trials to the model.
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=max(2, min(10, config.trials // 3)))
+
+
+def _open_study(pool: Pool, config: SearchConfig, storage: BaseStorage) -> Study:
+    directions: list[Literal["maximize", "minimize"]] = ["maximize", "minimize"] if config.pareto else ["maximize"]
     with _quiet():
         study = optuna.create_study(storage=storage, study_name=config.round_study_name, load_if_exists=True,
-                                    directions=directions, sampler=sampler, pruner=BoundPruner())
+                                    directions=directions, sampler=_sampler(config, 0), pruner=BoundPruner())
         fingerprint = f"{pool.fingerprint}/{'pareto' if config.pareto else 'single'}/{config.chunks}"
         stored = study.user_attrs.get("pool")
         if stored is None:
@@ -216,20 +224,39 @@ class _Run:
     def finished(self) -> int:
         return len(self.study.get_trials(deepcopy=False, states=_FINISHED))
 
+    def fail_orphans(self) -> int:
+        """Fail the trials a process on this host left RUNNING when it died (killed, crashed); return how many."""
+        failed = 0
+        for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            if _orphaned(trial):
+                with _quiet():
+                    self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
+                failed += 1
+        return failed
+
     def enqueue(self, proposals: Sequence[Candidate]) -> None:
-        """Enqueue proposals not yet evaluated or waiting, first come first, within the remaining budget."""
+        """Queue the proposals not yet evaluated, in their order, within the remaining budget. A queue left in
+        another order (a proposal that failed or was orphaned, then re-queued) is failed and queued again."""
         done = {key for key, _ in self.memo}
-        waiting = [t.system_attrs.get("fixed_params", t.params)
-                   for t in self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))]
-        budget = self.config.trials - self.finished() - len(waiting)
+        running = [t.system_attrs.get("fixed_params", t.params)
+                   for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
+        budget = self.config.trials - self.finished() - len(running)
+        wanted: list[tuple[int, dict[str, Any]]] = []
         for index, proposal in enumerate(proposals):
             params = self._params(proposal)
-            if budget <= 0 or proposal.key in done or params in waiting:
-                continue
+            if len(wanted) < budget and proposal.key not in done and params not in running \
+                    and params not in (w for _, w in wanted):
+                wanted.append((index, params))
+        queued = self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        if [t.system_attrs.get("fixed_params", t.params) for t in queued] == [w for _, w in wanted][:len(queued)]:
+            wanted = wanted[len(queued):]
+        else:
+            for _ in queued:  # ask pops the queue in order; nothing is suggested, so nothing is sampled
+                with _quiet():
+                    self.study.tell(self.study.ask(), state=TrialState.FAIL)
+        for index, params in wanted:
             with _quiet():
                 self.study.enqueue_trial(params, user_attrs={"proposal": index})
-            waiting.append(params)
-            budget -= 1
 
     def _params(self, candidate: Candidate) -> dict[str, Any]:
         choice, scheme = choice_of(self.pool, candidate)
@@ -263,7 +290,9 @@ class _Run:
         """Ask, evaluate chunk by chunk (only the last chunk with pareto), tell. A failing objective marks the
         trial FAIL and the exception propagates."""
         with _quiet():
+            self.study.sampler = _sampler(self.config, self.finished())
             trial = self.study.ask()
+            trial.set_user_attr("owner", _owner())
             candidate = self._suggest(trial)
             trial.set_user_attr("candidate", candidate.to_json())
             trial.set_user_attr("key", candidate.key)
@@ -306,12 +335,35 @@ async def search(pool: Pool, proposals: Sequence[Candidate], objective: Objectiv
     try:
         study = _open_study(pool, config, storage)
         run = _Run(pool, objective, config, study)
+        run.fail_orphans()
         run.enqueue(proposals)
         while run.finished() < config.trials:
             await run.trial()
         return _result(study, run.episodes)
     finally:
         _close(storage)
+
+
+def _owner() -> dict[str, Any]:
+    """Stored on every trial this process asks, so that a later process can tell a trial it left RUNNING."""
+    return {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+def _orphaned(trial: FrozenTrial) -> bool:
+    """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, or by a process that
+    died before it could say who it was. Trials of other hosts are never judged."""
+    owner, me = trial.user_attrs.get("owner"), _owner()
+    if owner is None:
+        return True
+    if owner.get("host") != me["host"] or owner.get("pid") == me["pid"]:
+        return False
+    try:
+        os.kill(int(owner["pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 def _result(study: Study, episodes: int) -> SearchResult:

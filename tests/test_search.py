@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ import pytest
 from optimizer.definitions import Candidate, ToolEdit
 from optimizer.pool import Pool, candidate_from, choice_of, combinations, pool_from
 from optimizer.search import (
+    MEMORY_STORAGE as MEMORY,
     ChunkScore,
     SearchConfig,
     SearchError,
@@ -206,6 +210,50 @@ def test_a_failing_objective_marks_the_trial_failed_and_the_study_resumes(tmp_pa
     result = run(pool, Objective(), SearchConfig(trials=6, storage=storage))
     assert len(result.trials) == 6
     assert {p.key for p in PROPOSALS} <= {t.candidate.key for t in result.trials}
+
+
+class Killed(Objective):
+    """Ends its process without a word (as SIGKILL would) at its n-th call, leaving that trial RUNNING."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    async def __call__(self, candidate: Candidate, chunk: int) -> ChunkScore:
+        if len(self.calls) == self.at:
+            os._exit(9)
+        return await super().__call__(candidate, chunk)
+
+
+def finished_keys(result: SearchResult) -> list[str]:
+    return [t.candidate.key for t in result.trials]
+
+
+@pytest.mark.parametrize("at", [1, 4, 9])  # in the proposals, just after them, among sampled trials
+def test_a_study_killed_mid_trial_resumes_to_the_same_sequence(tmp_path: Path, at: int) -> None:
+    pool = pool_from(Candidate(), PROPOSALS)
+    config = SearchConfig(trials=10, chunks=2, seed=3)
+    uninterrupted = run(pool, Objective(), config)
+    storage = f"sqlite:///{tmp_path / 'run.db'}"
+    child = multiprocessing.get_context("fork").Process(
+        target=run, args=(pool, Killed(at), replace(config, storage=storage)))
+    child.start()
+    child.join()
+    assert child.exitcode == 9
+    assert "RUNNING" in [r["state"] for r in load_trials(storage, "optimize-r1")]
+    resumed = run(pool, Objective(), replace(config, storage=storage))
+    assert finished_keys(resumed) == finished_keys(uninterrupted)
+    assert [t.complete for t in resumed.trials] == [t.complete for t in uninterrupted.trials]
+    assert "RUNNING" not in [r["state"] for r in load_trials(storage, "optimize-r1")]
+
+
+def test_a_failed_proposal_is_evaluated_again_in_its_place(tmp_path: Path) -> None:
+    pool = pool_from(Candidate(), PROPOSALS)
+    config = SearchConfig(trials=8, chunks=1, seed=5, storage=f"sqlite:///{tmp_path / 'run.db'}")
+    with pytest.raises(RuntimeError, match="objective broke"):
+        run(pool, Objective(fail_after=1), config)  # the second proposal fails
+    resumed = run(pool, Objective(), config)
+    assert finished_keys(resumed) == finished_keys(run(pool, Objective(), replace(config, storage=MEMORY)))
 
 
 def test_a_study_refuses_another_pool(tmp_path: Path) -> None:
