@@ -111,16 +111,21 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def bench_arguments(doc: str) -> tuple[set[str], bool]:
+    """The servers asked for with --only (empty: all) and whether --json was given, for a test-bed bench."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
-    wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+    return {n.strip() for n in args.only.split(",") if n.strip()}, args.json
+
+
+def main() -> None:
+    wanted, as_json = bench_arguments(__doc__)
     chosen = [s for s in servers() if not wanted or s.name in wanted]
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(server, Path(tmp)) for server in chosen]
-    if args.json:
+    if as_json:
         print(json.dumps(rows, indent=2))
         return
     print("OFFLINE — simulated agents (sim:lexical, sim:skim), rules proposer, default settings, seed 0")

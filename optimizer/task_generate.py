@@ -9,10 +9,14 @@ Contract of `generate`:
   the last of `max_turns` turns, the `submit_tasks` tool is forced.
 - Writing: each submitted entry becomes a `Task` (id `<kind>-<n>`, a stable split, tags `generated` and the kind,
   provenance {generator, model, date}); a malformed entry is dropped with its reason.
-- Validation: a task is dropped, with the reason, when its calls use a tool the generator may not call, when its
-  prompt names a tool or a parameter, when it repeats (or nearly repeats) another, or when replaying its calls
-  against the server does not return its answer (`task_check.replay`).
-- `usage` sums every reply. Raises GenerateError when the model never submits tasks.
+- `usage` sums every reply; with `max_usd`, submitting is forced once the replies so far cost 80% of it. Raises
+  GenerateError when the model never submits tasks.
+
+Contract of `validate` (both generators): a task is dropped, with the reason, when its calls use a tool the
+generator may not call, when its prompt names a tool or a parameter, when it repeats (or nearly repeats) another,
+or when replaying its calls does not return its answer (`task_check.replay`). `run_generation` replays on a fresh
+server connection, so answers that change with each start of the server (a temporary directory, a clock, a
+generated id) are dropped.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from optimizer import task_offline
 from optimizer.definitions import Catalog
 from optimizer.files import atomic_write
 from optimizer.models import Providers, ProviderSettings
@@ -41,6 +46,7 @@ from optimizer.task_check import check_tasks, replay
 from optimizer.tasks import Task, TaskSet, assign_split
 
 SUBMIT = "submit_tasks"
+OFFLINE_GENERATOR = "optimizer tasks generate --offline (OFFLINE stand-in, no model)"
 KINDS = ("lookup", "multi_step", "near_miss", "parameter_trap")
 MAX_RESULT_CHARS = 20_000
 SYSTEM = ("You write evaluation tasks for MCP servers from what their tools really return. Text inside "
@@ -61,6 +67,8 @@ class Generation:
     calls: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     submitted: int = 0
+    fallback: list[Task] = field(default_factory=list)
+    """tool-choice tasks for tools no validated task covers (the offline generator's)"""
 
 
 def callable_tools(catalog: Catalog, explore: Iterable[str], allow_destructive: bool) -> dict[str, str]:
@@ -88,9 +96,10 @@ def submit_tool(n: int) -> dict[str, Any]:
 
 
 async def generate(client: MessagesClient, model: str, catalog: Catalog, call: CallTool, *, n: int, heldout: float,
-                   refused: Mapping[str, str], max_turns: int = 20, run: Generation | None = None) -> Generation:
-    """Explore, write and validate (see the module docstring), into `run` when given (so that the calls made so
-    far survive an error)."""
+                   refused: Mapping[str, str], max_turns: int = 20, max_usd: float | None = None,
+                   run: Generation | None = None) -> Generation:
+    """Explore and write (see the module docstring), into `run` when given (so that the calls made so far survive an
+    error); the tasks are not validated yet."""
     run = run if run is not None else Generation()
     allowed = [t for t in catalog.tools if t.name not in refused]
     listing = json.dumps([t.canonical() for t in catalog.tools], indent=1, ensure_ascii=False)
@@ -99,7 +108,9 @@ async def generate(client: MessagesClient, model: str, catalog: Catalog, call: C
     tools = [*tool_params(allowed), submit_tool(n)]
     entries = None
     for turn in range(max_turns):
-        force = turn == max_turns - 1 or (turn > 0 and not _asked_tools(messages[-2]))
+        spent = PriceTable.default().usd(model, run.usage.to_json()) or 0.0
+        near_budget = max_usd is not None and spent >= 0.8 * max_usd
+        force = turn == max_turns - 1 or near_budget or (turn > 0 and not _asked_tools(messages[-2]))
         params: dict[str, Any] = {"model": model, "max_tokens": 16_000, "system": SYSTEM, "tools": tools,
                                   "messages": messages}
         if force:
@@ -126,8 +137,7 @@ async def generate(client: MessagesClient, model: str, catalog: Catalog, call: C
         raise GenerateError("the model did not submit a list of tasks")
     run.submitted = len(entries)
     made = {"generator": "optimizer tasks generate", "model": model, "date": datetime.now(UTC).date().isoformat()}
-    drafted = _tasks(entries, catalog, heldout, made, run.dropped)
-    run.tasks = await _validate(drafted, catalog, call, refused, run.dropped)
+    run.tasks = _tasks(entries, catalog, heldout, made, run.dropped)
     return run
 
 
@@ -169,8 +179,9 @@ def _malformed(entry: Any, catalog: Catalog) -> str | None:
     return None
 
 
-async def _validate(tasks: list[Task], catalog: Catalog, call: CallTool, refused: Mapping[str, str],
-                    dropped: list[dict[str, str]]) -> list[Task]:
+async def validate(tasks: list[Task], catalog: Catalog, call: CallTool, refused: Mapping[str, str],
+                   dropped: list[dict[str, str]]) -> list[Task]:
+    """The tasks that hold (see the module docstring); the others go to `dropped` with their reason."""
     reasons: dict[str, str] = {}
     params = {p for t in catalog.tools for p in t.properties if re.search(r"[_A-Z]", p)}
     for task in tasks:
@@ -196,14 +207,16 @@ def yaml_items(tasks: Sequence[Task]) -> list[dict[str, Any]]:
     for task in tasks:
         expect = task.expect.to_json()
         expect.pop("forbid")
+        if expect["answer"] is None:  # a tool-choice task
+            del expect["answer"], expect["match"]
         out.append({"id": task.id, "prompt": task.prompt, "expect": expect, "split": task.split,
                     "tags": list(task.tags), "provenance": dict(task.provenance)})
     return out
 
 
 def mix(tasks: Sequence[Task]) -> dict[str, int]:
-    """Tasks per kind (the tag after `generated`)."""
-    return {kind: sum(kind in t.tags for t in tasks) for kind in KINDS}
+    """Tasks per kind (the last tag), every kind either generator writes."""
+    return {kind: sum(kind in t.tags for t in tasks) for kind in dict.fromkeys((*KINDS, *task_offline.OFFLINE_KINDS))}
 
 
 def covered(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str]) -> dict[str, str]:
@@ -212,39 +225,82 @@ def covered(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str])
     return {name: refused.get(name, "no task for it held") for name in catalog.names if name not in used}
 
 
+async def generate_offline(catalog: Catalog, call: CallTool, *, n: int, heldout: float, refused: Mapping[str, str],
+                           seed: int, run: Generation) -> Generation:
+    """The OFFLINE stand-in (`optimizer.task_offline`): explore, then write tasks; not validated yet."""
+    explored = await task_offline.explore(catalog, call, refused, seed=seed)
+    run.calls += explored.calls
+    drafts = task_offline.draft(catalog, explored, seed=seed)
+    items = task_offline.ordered(drafts, n)
+    run.submitted = len(items)
+    run.tasks = task_offline.offline_tasks(items, heldout, _offline_made())
+    run.fallback = task_offline.offline_tasks(list(drafts.fallback.values()), heldout, _offline_made(),
+                                              start=len(items) + 1)
+    return run
+
+
+def _offline_made() -> dict[str, str]:
+    return {"generator": OFFLINE_GENERATOR, "model": "none", "date": datetime.now(UTC).date().isoformat()}
+
+
 async def run_generation(spec: ServerSpec, model: str, out_dir: Path, runs_dir: Path, *, n: int, heldout: float,
-                         max_turns: int, explore: list[str], allow_destructive: bool) -> dict[str, Any]:
-    """`tasks generate` in full: a run directory, one server connection, `generate`, then generated.yaml (when a
-    task held), the run's calls.jsonl (also when generating failed) and summary.json; returns the summary."""
+                         max_turns: int, explore: list[str], allow_destructive: bool, offline: bool = False,
+                         seed: int = 0, max_usd: float | None = None,
+                         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """`tasks generate` in full: a run directory, a server connection to explore with, `generate` (or
+    `generate_offline`), `validate` on a fresh connection, then generated.yaml (when a task held), the run's
+    calls.jsonl (also when generating failed) and summary.json; returns the summary."""
+    say = progress or (lambda _: None)
     providers = Providers(ProviderSettings())
     made = Generation()
     run_dir = runs_dir / f"{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-generate-{secrets.token_hex(2)}"
+    model = "offline" if offline else model
     try:
-        client = providers.anthropic()
+        client = None if offline else providers.anthropic()
         run_dir.mkdir(parents=True)
         async with ServerPool(spec, instances=1, log_path=run_dir / "server.log") as pool:
             catalog = await pool.list_tools()
             refused = callable_tools(catalog, explore, allow_destructive)
-            await generate(client, model, catalog, pool.call, n=n, heldout=heldout, refused=refused,
-                           max_turns=max_turns, run=made)
+            say(f"exploring {len(catalog.tools) - len(refused)} of {len(catalog.tools)} tools")
+            if client is None:
+                await generate_offline(catalog, pool.call, n=n, heldout=heldout, refused=refused, seed=seed, run=made)
+            else:
+                await generate(client, model, catalog, pool.call, n=n, heldout=heldout, refused=refused,
+                               max_turns=max_turns, max_usd=max_usd, run=made)
+        say(f"replaying {len(made.tasks)} task(s) on a fresh start of the server")
+        async with ServerPool(spec, instances=1, log_path=run_dir / "server-replay.log") as fresh:
+            made.tasks = await validate(made.tasks, catalog, fresh.call, refused, made.dropped)
+            covered_tools = {name for task in made.tasks for name in task.expect.tools}
+            missing = [t for t in made.fallback if t.expect.tools[-1] not in covered_tools]
+            if missing:  # a tool whose tasks all failed still gets a request that needs it
+                made.tasks += await validate(missing, catalog, fresh.call, refused, made.dropped)
     finally:
         await providers.close()
         if run_dir.exists():
             atomic_write(run_dir / "calls.jsonl", "".join(json.dumps(c, ensure_ascii=False) + "\n"
                                                           for c in made.calls))
     if made.tasks:
-        head = (f"# Generated by `optimizer tasks generate` with {model} on {datetime.now(UTC).date().isoformat()} "
-                f"from `{spec.display}`.\n# Every task was replayed against the server (expect.calls) before it "
-                "was written; read them before trusting them.\n")
-        atomic_write(out_dir / "generated.yaml", head + yaml.safe_dump(yaml_items(made.tasks), sort_keys=False,
-                                                                       allow_unicode=True, width=120))
+        atomic_write(out_dir / "generated.yaml", _header(model, spec, offline) + yaml.safe_dump(
+            yaml_items(made.tasks), sort_keys=False, allow_unicode=True, width=120))
     usage = made.usage.to_json()
     summary = {
-        "run_dir": str(run_dir), "out": str(out_dir / "generated.yaml"), "model": model, "written": len(made.tasks),
-        "submitted": made.submitted, "calls": len(made.calls), "dropped": made.dropped, "mix": mix(made.tasks),
-        "splits": {s: sum(t.split == s for t in made.tasks) for s in ("train", "heldout")},
+        "run_dir": str(run_dir), "out": str(out_dir / "generated.yaml"), "model": model, "offline": offline,
+        "written": len(made.tasks), "submitted": made.submitted, "calls": len(made.calls), "dropped": made.dropped,
+        "mix": mix(made.tasks), "splits": {s: sum(t.split == s for t in made.tasks) for s in ("train", "heldout")},
         "tools_without_tasks": covered(made.tasks, catalog, refused), "usage": usage,
-        "usd": round(PriceTable.default().usd(model, usage) or 0.0, 6),
+        "usd": round(PriceTable.default().usd(model, usage) or 0.0, 6) if not offline else 0.0,
     }
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     return summary
+
+
+def _header(model: str, spec: ServerSpec, offline: bool) -> str:
+    today = datetime.now(UTC).date().isoformat()
+    if offline:
+        return (f"# OFFLINE: generated by `optimizer tasks generate --offline` (a stand-in without a model) on {today} "
+                f"from `{spec.display}`.\n# Prompts are phrased from the tools' own descriptions, so these tasks test "
+                "argument filling and reading results more than tool choice.\n# Every task with expect.calls was "
+                "replayed on a fresh start of the server before it was written.\n")
+    return (f"# Generated by `optimizer tasks generate` with {model} on {today} from `{spec.display}`.\n# Every task "
+            "was replayed on a fresh start of the server (expect.calls) before it was written; read them before "
+            "trusting them.\n")

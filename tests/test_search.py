@@ -14,8 +14,8 @@ import pytest
 
 from optimizer.definitions import Candidate, ToolEdit
 from optimizer.pool import Pool, candidate_from, choice_of, combinations, pool_from
+from optimizer.search import MEMORY_STORAGE as MEMORY
 from optimizer.search import (
-    MEMORY_STORAGE as MEMORY,
     ChunkScore,
     SearchConfig,
     SearchError,

@@ -74,3 +74,17 @@ def test_without_a_key_it_says_what_to_set(run_cli: Cli, tmp_path: Path) -> None
     result = run_cli("tasks", "generate", "--server", SUPPORT, "--out", str(tmp_path), "--runs-dir", str(tmp_path),
                      env={"ANTHROPIC_API_KEY": None})
     assert result.returncode == 2 and "ANTHROPIC_API_KEY" in result.stderr
+
+
+def test_max_usd_forces_the_submission_once_most_of_it_is_spent(run_cli: Cli, tmp_path: Path) -> None:
+    policy = ScriptedPolicy([tool_use_reply("lookup_order", {"order_id": "#10007"}),
+                             tool_use_reply("submit_tasks", {"tasks": SUBMITTED[:1]})])
+    with FakeAnthropicAPI(policy) as api:
+        result = run_cli("tasks", "generate", "--server", SUPPORT, "--out", str(tmp_path / "tasks"), "--runs-dir",
+                         str(tmp_path / "runs"), "--max-usd", "0.000001", "--json",
+                         env={"ANTHROPIC_API_KEY": "sk-test-generate", "ANTHROPIC_BASE_URL": api.base_url})
+        bodies = [r["body"] for r in api.requests if r["path"] == "/v1/messages"]
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "tool_choice" not in bodies[0]  # nothing spent yet
+    assert bodies[1]["tool_choice"] == {"type": "tool", "name": "submit_tasks"}  # the first reply spent the budget
+    assert json.loads(result.stdout)["written"] == 1

@@ -79,6 +79,12 @@ def generate_command(
                                           "existing generated.yaml is never overwritten).")],
     model: Annotated[str, typer.Option("--model", help="The Claude model that explores and writes (needs "
                                        "ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured).")] = CLAUDE_PROPOSER,
+    offline: Annotated[bool, typer.Option("--offline", help="No model: an OFFLINE stand-in calls the read-only "
+                                          "tools with values found in other results and phrases requests from the "
+                                          "tools' descriptions (easier tasks than Claude writes).")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Which found values --offline picks.")] = 0,
+    max_usd: Annotated[float | None, typer.Option("--max-usd", min=0, help="Spending limit for Claude: submitting "
+                                                  "is forced once 80% of it is spent.")] = None,
     n: Annotated[int, typer.Option("--n", min=1, help="Most tasks to ask for.")] = 40,
     heldout: Annotated[float, typer.Option("--heldout", min=0, max=1, help="Share of tasks held out.")] = 0.3,
     explore: Annotated[str | None, typer.Option("--explore", help="Comma-separated tools the model may call "
@@ -92,27 +98,32 @@ def generate_command(
     header: HeaderOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
-    """Write a task set for a server that has none: Claude explores the server with the tools it may call and
-    submits tasks whose answers come from real results; every task is replayed and kept only when it holds.
-    Exit 0 when tasks were written, 1 when none held, 2 on errors."""
+    """Write a task set for a server that has none: Claude (or, with --offline, a stand-in without a model) explores
+    the server with the tools it may call and writes tasks whose answers come from real results; every task is
+    replayed on a fresh start of the server and kept only when it holds. Exit 0 when tasks were written, 1 when
+    none held, 2 on errors."""
     target = out_dir / "generated.yaml"
     if target.exists():
         raise fail(f"{target} exists; choose another --out or move it away (nothing was changed)")
     try:
-        check_model_name(model)
+        if not offline:
+            check_model_name(model)
         spec = ServerSpec.parse(server, headers=parse_headers(header))
-        summary = asyncio.run(run_generation(spec, model, out_dir, runs_dir, n=n, heldout=heldout,
-                                             max_turns=max_turns, allow_destructive=allow_destructive,
-                                             explore=[t.strip() for t in (explore or "").split(",") if t.strip()]))
+        with err.status("connecting to the server", spinner="dots") as status:
+            summary = asyncio.run(run_generation(
+                spec, model, out_dir, runs_dir, n=n, heldout=heldout, max_turns=max_turns, offline=offline, seed=seed,
+                max_usd=max_usd, allow_destructive=allow_destructive, progress=lambda m: status.update(escape(m)),
+                explore=[t.strip() for t in (explore or "").split(",") if t.strip()]))
     except (ServerError, GenerateError, ModelAccessError, ModelUnavailable, ModelSpecError, OSError) as exc:
         raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     else:
         kinds = ", ".join(f"{k} {v}" for k, v in summary["mix"].items() if v)
+        cost = "OFFLINE stand-in, no model" if summary["offline"] else f"USD {summary['usd']:.4f}"
         out.print(f"wrote {summary['written']} of {summary['submitted']} submitted task(s) to {escape(str(target))} "
                   f"({kinds or 'none'}; {summary['splits']['train']} train, {summary['splits']['heldout']} "
-                  f"held-out); {summary['calls']} exploration calls, USD {summary['usd']:.4f}")
+                  f"held-out); {summary['calls']} exploration calls, {cost}")
         for tool, reason in summary["tools_without_tasks"].items():
             out.print(f"  no task for {escape(tool)}: {escape(reason)}", soft_wrap=True)
         for drop in summary["dropped"]:

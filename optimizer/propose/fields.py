@@ -65,7 +65,7 @@ def result_fields(texts: Sequence[str]) -> list[str]:
 
 def _lines(text: str) -> list[str]:
     """A result's lines, or the whole of it when it is JSON or a Python literal."""
-    return [text] if _literal(text.strip()) is not None else [line for line in text.splitlines() if line.strip()]
+    return [text] if parse_literal(text.strip()) is not None else [line for line in text.splitlines() if line.strip()]
 
 
 def labels_in(text: str) -> list[str]:
@@ -75,7 +75,7 @@ def labels_in(text: str) -> list[str]:
 
 def _labels(text: str) -> list[tuple[str, bool]]:
     """(label, whether the result marks it plainly, "Label: value") for one result."""
-    data = _literal(text.strip())
+    data = parse_literal(text.strip())
     if data is not None:
         return [(" ".join(words(key)), True) for key in _keys(data) if 0 < len(words(key)) <= MAX_WORDS + 1]
     out: list[tuple[str, bool]] = []
@@ -130,7 +130,7 @@ def _plural(noun: str) -> str:
     return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
 
 
-def _literal(text: str) -> Any:
+def parse_literal(text: str) -> Any:
     """A JSON or Python-literal object or list, or None."""
     if not text or text[0] not in "[{":
         return None
@@ -240,7 +240,7 @@ def _label(segment: list[Token], before: str, after: str, opening: bool, followi
     ("Created page X", "Successfully created X"), unless it dates one ("Shipped 2026-01-02": "shipped date")."""
     kinds = [k for k, _ in segment]
     if after == ":" and kinds and all(k == "w" for k in kinds) and len(kinds) <= MAX_WORDS + 1:
-        return _clean([t for _, t in segment], following, True), following
+        return clean_label([t for _, t in segment], following, True), following
     if segment[0] == ("v", "number") or (kinds[0] == "w" and segment[0][1] in STOPWORDS | LINKS):
         return "", ""  # a count or a sentence ("2 orders for …", "No events match …", "A reply comes …")
     start = 1 if kinds[:1] == ["v"] and segment[0][1] in _IDS else 0  # "#NNNNN placed …", not "Rate limiter …"
@@ -254,14 +254,14 @@ def _label(segment: list[Token], before: str, after: str, opening: bool, followi
         event = opening and len(head) > 1 and any(w.endswith(("ed", "ly")) or w in PARTICIPLES for w in head)
         if not head or head[-1] in LINKS or event:
             return "", ""
-        return _clean(head, segment[end][1], False), segment[end][1]
+        return clean_label(head, segment[end][1], False), segment[end][1]
     listed = bool(before) and before[-1] in ",;|:" and after[:1] in ("", ",", ";", "|", ".")  # "…, tier gold, …"
     if start == 0 and len(head) == 2 and head[1] not in LINKS and listed:
-        return _clean(head[:1], "word", False), "word"
+        return clean_label(head[:1], "word", False), "word"
     return "", ""
 
 
-def _clean(parts: Sequence[str], value_kind: str, explicit: bool) -> str:
+def clean_label(parts: Sequence[str], value_kind: str, explicit: bool) -> str:
     """Link words trimmed, cut at the first inner link word, at most three words; a lone participle
     ("placed 2026-01-02") names its date, or is dropped."""
     parts = [p for p in parts if p]

@@ -1,0 +1,126 @@
+"""`optimizer tasks generate --offline`: the stand-in generator explores with evidence only, writes tasks that replay,
+covers every tool, never calls a tool it may not, and its task set runs through `optimize`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from optimizer.definitions import ToolDef
+from optimizer.scoring import Expect
+from optimizer.servers import ServerPool, ServerSpec
+from optimizer.task_generate import validate
+from optimizer.task_offline import Observation, Seen, fillings, harvest, question
+from optimizer.tasks import Task, load_tasks
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECTS = f"{sys.executable} {ROOT / 'tests/servers/projects_server.py'}"
+WORKSPACE = f"{sys.executable} {ROOT / 'examples/workspace/server.py'}"
+Cli = Callable[..., Any]
+
+
+def test_harvest_reads_labels_items_and_prose() -> None:
+    listing = harvest('[{"code": "PRJ-7", "title": "Harbour bridge survey"}, {"code": "PRJ-9", "title": "Roof"}]')
+    code = next(s for s in listing if s.value == "PRJ-7")
+    assert code.label == "code" and code.anchor == "Harbour bridge survey" and code.shared
+    prose = harvest("Billing account C-1003 (Chloe Park): balance due $18.00, next invoice 2026-04-17.")
+    assert {(s.label, s.value, s.anchor) for s in prose} >= {("balance due", "$18.00", "C-1003"),
+                                                            ("next invoice", "2026-04-17", "C-1003")}
+    topics = harvest("No policy matches 'x'. Topics: returns, refunds, price-match.")
+    assert [s.value for s in topics if s.label == "topics"] == ["returns", "refunds", "price-match"]
+
+
+def test_arguments_come_from_labels_that_share_a_word_with_the_parameter() -> None:
+    schema = {"type": "object", "properties": {"project_code": {"type": "string"}}, "required": ["project_code"]}
+    tool = ToolDef("get_project", "Get a project.", schema)
+    seen = [Seen("Harbour bridge survey", "title", "text"), Seen("PRJ-7", "code", "prefixed_id")]
+    arguments, _ = next(iter(fillings(tool, seen, random.Random(0))))
+    assert arguments == {"project_code": "PRJ-7"}
+    assert list(fillings(ToolDef("f", "", {"type": "object", "properties": {"n": {"type": "integer"}},
+                                           "required": ["n"]}), seen, random.Random(0))) == []
+
+
+def test_no_answer_from_an_argument_a_changing_result_or_the_calendar() -> None:
+    today = datetime.now(UTC).date().isoformat()
+    text = json.dumps({"code": "PRJ-7", "read_at": f"{today}T10:00:00", "status": "active"})
+    observation = Observation("get_project", {"code": "PRJ-7"}, text, stable=True)
+    asked = question(observation, harvest(text), random.Random(0))
+    assert asked is not None and asked.answer == "active" and "status" in asked.text
+    assert question(Observation("get_project", {"code": "PRJ-7"}, text, stable=False), harvest(text),
+                    random.Random(0)) is None
+
+
+def test_an_answer_that_changes_with_each_start_of_the_server_is_dropped() -> None:
+    async def scenario() -> tuple[list[Task], list[dict[str, str]]]:
+        spec = ServerSpec.parse(PROJECTS)
+        async with ServerPool(spec, instances=1) as pool:
+            catalog = await pool.list_tools()
+            session = json.loads((await pool.call("get_project", {"code": "PRJ-7"})).text)["session"]
+        calls = (("get_project", '{"code": "PRJ-7"}'),)
+        tasks = [Task("token", "What session does project PRJ-7 show?", Expect(answer=session, tools=("get_project",),
+                                                                               calls=calls), "train", source="t:1"),
+                 Task("lead", "Who leads project PRJ-7?", Expect(answer="Mina Sol", tools=("get_project",),
+                                                                 calls=calls), "train", source="t:2")]
+        dropped: list[dict[str, str]] = []
+        async with ServerPool(spec, instances=1) as fresh:
+            return await validate(tasks, catalog, fresh.call, {}, dropped), dropped
+
+    kept, dropped = asyncio.run(scenario())
+    assert [t.id for t in kept] == ["lead"]
+    assert dropped[0]["task"] == "token" and "replay-failed" in dropped[0]["reason"]
+
+
+def test_generate_offline_covers_every_tool_and_never_calls_what_it_may_not(run_cli: Cli, tmp_path: Path) -> None:
+    result = run_cli("tasks", "generate", "--offline", "--server", PROJECTS, "--out", str(tmp_path / "tasks"),
+                     "--runs-dir", str(tmp_path / "runs"), "--json")
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    assert summary["offline"] and summary["usd"] == 0 and summary["tools_without_tasks"] == {}
+    assert summary["mix"]["lookup"] >= 2 and summary["mix"]["multi_step"] >= 1
+    calls = [json.loads(line) for line in (Path(summary["run_dir"]) / "calls.jsonl").read_text().splitlines()]
+    assert {c["tool"] for c in calls} == {"list_projects", "get_project"}  # not the unannotated or destructive ones
+    written = (tmp_path / "tasks" / "generated.yaml").read_text(encoding="utf-8")
+    assert written.startswith("# OFFLINE")
+    tasks = load_tasks(tmp_path / "tasks").tasks
+    for task in tasks:
+        assert dict(task.provenance)["model"] == "none" and "offline" in task.tags
+        assert not re.search(r"list_projects|get_project|archive_project|delete_project", task.prompt)
+        assert task.expect.answer is None or not re.fullmatch(r"[0-9a-f]{12}", task.expect.answer)
+    choice = {t.expect.tools[0]: t for t in tasks if "tool_choice" in t.tags}
+    assert set(choice) == {"archive_project", "delete_project"} and not choice["delete_project"].expect.calls
+    chained = next(t for t in tasks if "multi_step" in t.tags)
+    assert [tool for tool, _ in chained.expect.calls] == ["list_projects", "get_project"]
+    assert "PRJ-" not in chained.prompt  # the first call finds the code
+    checked = run_cli("tasks", "check", str(tmp_path / "tasks"), "--server", PROJECTS, "--replay", "--json")
+    assert checked.returncode == 0, checked.stdout[-2000:]
+    assert yaml.safe_load(written)  # a plain YAML list a person can read and edit
+
+
+@pytest.mark.parametrize("flag", [["--offline", "--n", "0"]])
+def test_bad_settings_are_refused_before_anything_runs(run_cli: Cli, tmp_path: Path, flag: list[str]) -> None:
+    result = run_cli("tasks", "generate", *flag, "--server", PROJECTS, "--out", str(tmp_path / "t"),
+                     "--runs-dir", str(tmp_path / "runs"))
+    assert result.returncode == 2 and not (tmp_path / "runs").exists()
+
+
+def test_optimize_runs_on_a_generated_task_set(run_cli: Cli, tmp_path: Path) -> None:
+    made = run_cli("tasks", "generate", "--offline", "--server", WORKSPACE, "--out", str(tmp_path / "tasks"),
+                   "--runs-dir", str(tmp_path / "runs"), "--json")
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert json.loads(made.stdout)["tools_without_tasks"] == {}
+    result = run_cli("--server", WORKSPACE, "--tasks", str(tmp_path / "tasks"), "--offline", "--rounds", "1",
+                     "--trials", "3", "--runs-dir", str(tmp_path / "runs"), "--json", script="optimize")
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    assert summary["gate"]["passed"] and summary["episodes"]["run"] > 0
+    assert set(summary["winner"]["heldout"]) == {"sim:lexical", "sim:skim"}
