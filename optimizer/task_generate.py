@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from optimizer import task_offline
+from optimizer import task_explore, task_offline
 from optimizer.definitions import Catalog
 from optimizer.files import atomic_write
 from optimizer.models import Providers, ProviderSettings
@@ -228,7 +228,7 @@ def covered(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str])
 async def generate_offline(catalog: Catalog, call: CallTool, *, n: int, heldout: float, refused: Mapping[str, str],
                            seed: int, run: Generation) -> Generation:
     """The OFFLINE stand-in (`optimizer.task_offline`): explore, then write tasks; not validated yet."""
-    explored = await task_offline.explore(catalog, call, refused, seed=seed)
+    explored = await task_explore.explore(catalog, call, refused, seed=seed)
     run.calls += explored.calls
     drafts = task_offline.draft(catalog, explored, seed=seed)
     items = task_offline.ordered(drafts, n)

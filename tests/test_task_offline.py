@@ -19,13 +19,13 @@ import yaml
 from optimizer.definitions import ToolDef
 from optimizer.scoring import Expect
 from optimizer.servers import ServerPool, ServerSpec
+from optimizer.task_explore import Observation, Seen, fillings, harvest
 from optimizer.task_generate import validate
-from optimizer.task_offline import Observation, Seen, fillings, harvest, question
+from optimizer.task_offline import question
 from optimizer.tasks import Task, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = f"{sys.executable} {ROOT / 'tests/servers/projects_server.py'}"
-WORKSPACE = f"{sys.executable} {ROOT / 'examples/workspace/server.py'}"
 Cli = Callable[..., Any]
 
 
@@ -80,7 +80,7 @@ def test_an_answer_that_changes_with_each_start_of_the_server_is_dropped() -> No
     assert dropped[0]["task"] == "token" and "replay-failed" in dropped[0]["reason"]
 
 
-def test_generate_offline_covers_every_tool_and_never_calls_what_it_may_not(run_cli: Cli, tmp_path: Path) -> None:
+def test_generate_offline_covers_every_tool_safely_and_the_set_optimizes(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("tasks", "generate", "--offline", "--server", PROJECTS, "--out", str(tmp_path / "tasks"),
                      "--runs-dir", str(tmp_path / "runs"), "--json")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -104,6 +104,11 @@ def test_generate_offline_covers_every_tool_and_never_calls_what_it_may_not(run_
     checked = run_cli("tasks", "check", str(tmp_path / "tasks"), "--server", PROJECTS, "--replay", "--json")
     assert checked.returncode == 0, checked.stdout[-2000:]
     assert yaml.safe_load(written)  # a plain YAML list a person can read and edit
+    optimized = run_cli("--server", PROJECTS, "--tasks", str(tmp_path / "tasks"), "--offline", "--rounds", "1",
+                        "--trials", "3", "--allow-destructive", "--runs-dir", str(tmp_path / "runs"), "--json",
+                        script="optimize")  # the generated set runs end to end
+    assert optimized.returncode == 0, optimized.stderr[-3000:]
+    assert json.loads(optimized.stdout)["episodes"]["run"] > 0
 
 
 @pytest.mark.parametrize("flag", [["--offline", "--n", "0"]])
@@ -111,16 +116,3 @@ def test_bad_settings_are_refused_before_anything_runs(run_cli: Cli, tmp_path: P
     result = run_cli("tasks", "generate", *flag, "--server", PROJECTS, "--out", str(tmp_path / "t"),
                      "--runs-dir", str(tmp_path / "runs"))
     assert result.returncode == 2 and not (tmp_path / "runs").exists()
-
-
-def test_optimize_runs_on_a_generated_task_set(run_cli: Cli, tmp_path: Path) -> None:
-    made = run_cli("tasks", "generate", "--offline", "--server", WORKSPACE, "--out", str(tmp_path / "tasks"),
-                   "--runs-dir", str(tmp_path / "runs"), "--json")
-    assert made.returncode == 0, made.stderr[-3000:]
-    assert json.loads(made.stdout)["tools_without_tasks"] == {}
-    result = run_cli("--server", WORKSPACE, "--tasks", str(tmp_path / "tasks"), "--offline", "--rounds", "1",
-                     "--trials", "3", "--runs-dir", str(tmp_path / "runs"), "--json", script="optimize")
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(result.stdout)
-    assert summary["gate"]["passed"] and summary["episodes"]["run"] > 0
-    assert set(summary["winner"]["heldout"]) == {"sim:lexical", "sim:skim"}

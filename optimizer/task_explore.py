@@ -1,0 +1,333 @@
+"""Exploring a server without a model, for `tasks generate --offline`: which values exist, and where they show.
+
+Contract of `explore`: in up to ROUNDS rounds, each tool it may call (the others are in `refused`) is called with
+arguments filled from evidence only: the schema's enum, default and examples, values earlier results showed (under
+a label that shares a word with the parameter first, then of the kind the parameter asks for), the format examples
+error messages give, then values the parameter's own description shows. At most PER_TOOL argument sets per tool,
+each called twice (`Observation.stable`: both results equal). An absolute path argument is shortened to the
+shortest trailing part the server answers the same for. `harvest` reads the values of one result with their labels;
+`fitting` gives the arguments a request that is not run can show (only values results showed).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from optimizer.definitions import Catalog, ToolDef
+from optimizer.propose.fields import LINKS, clean_label, parse_literal, substantive
+from optimizer.servers import CallOutcome
+from optimizer.text import STOPWORDS, stem, words
+from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, ID_WORDS, find_values, property_kinds
+
+ROUNDS = 4
+_ID_KINDS = frozenset(("prefixed_id", "hash_id", "uuid", "code"))
+PER_TOOL = 3
+MAX_VALUE_CHARS = 80
+SYNTHESISED = {"time": "14:30"}
+"""A value of a kind no evidence shows, when the parameter asks for that kind by name or format."""
+CallTool = Callable[[str, dict[str, Any]], Awaitable[CallOutcome]]
+_LABELLED_LINE = re.compile(r"(?:^|(?<=[.!?] ))\s*([A-Za-z][A-Za-z0-9 _-]{0,30}?)\s*:\s+(\S[^\n]{0,100}?)\s*$",
+                            re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A value a result showed: under which label (words, "" for none), for which item (the first text field of the
+    object it sits in), and whether other values share its label in that result."""
+
+    value: str | int | float
+    label: str
+    kind: str
+    anchor: str | None = None
+    shared: bool = False
+    source: Observation | None = None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One successful call, made twice."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    text: str
+    stable: bool
+    """both calls returned the same text"""
+    fed: Mapping[str, Seen] = field(default_factory=dict)
+    """arguments filled from another call's result, by parameter"""
+
+
+@dataclass
+class Exploration:
+    """What exploring found: the successful calls, every value seen (errors' format examples included, without a
+    source), every call made (for calls.jsonl), and the argument sets tried."""
+
+    observations: list[Observation] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    tried: set[tuple[str, str]] = field(default_factory=set)
+
+
+async def explore(catalog: Catalog, call: CallTool, refused: Mapping[str, str], *, seed: int = 0) -> Exploration:
+    """Call the tools it may call with arguments from evidence (see the module docstring)."""
+    run = Exploration()
+    rng = random.Random(seed)
+    for _ in range(ROUNDS):
+        before = len(run.calls)
+        for tool in catalog.tools:
+            if tool.name in refused or sum(o.tool == tool.name for o in run.observations) >= PER_TOOL:
+                continue
+            for arguments, fed in fillings(tool, run.seen, rng):
+                key = (tool.name, json.dumps(arguments, sort_keys=True))
+                if key in run.tried:
+                    continue
+                run.tried.add(key)
+                await _observe(tool, arguments, fed, call, run)
+                if sum(o.tool == tool.name for o in run.observations) >= PER_TOOL:
+                    break
+        if len(run.calls) == before:
+            break
+    return run
+
+
+async def _observe(tool: ToolDef, arguments: dict[str, Any], fed: Mapping[str, Seen], call: CallTool,
+                   run: Exploration) -> None:
+    first = await _logged(tool.name, arguments, call, run)
+    if first.is_error or not first.text.strip() or _says_error(first.text):
+        sent = {str(v) for v in arguments.values()}
+        run.seen += [s for s in harvest(first.text) if str(s.value) not in sent and s.kind != "number"]
+        return
+    arguments = await _shortened(tool, arguments, first.text, call, run)
+    second = await _logged(tool.name, arguments, call, run)
+    if second.is_error:
+        return
+    observation = Observation(tool.name, arguments, first.text, first.text == second.text, fed)
+    if substantive([first.text]):  # "No tickets match …" still shows values (what there is), but is no observation
+        run.observations.append(observation)
+    sent = {str(v) for v in arguments.values()}
+    run.seen += [s for s in harvest(first.text, observation) if str(s.value) not in sent]
+
+
+def _says_error(text: str) -> bool:
+    """A result that is an error in all but its flag: it opens with "Error", or it is a JSON object whose first key
+    is "error"."""
+    if re.match(r"\s*(?:error|exception)\b", text, re.IGNORECASE):
+        return True
+    data = parse_literal(text.strip())
+    return isinstance(data, dict) and bool(data) and next(iter(data)) in ("error", "errors")
+
+
+async def _logged(tool: str, arguments: dict[str, Any], call: CallTool, run: Exploration) -> CallOutcome:
+    outcome = await call(tool, arguments)
+    run.calls.append({"tool": tool, "arguments": arguments, "is_error": outcome.is_error,
+                      "result": outcome.text[:2000]})
+    return outcome
+
+
+async def _shortened(tool: ToolDef, arguments: dict[str, Any], text: str, call: CallTool,
+                     run: Exploration) -> dict[str, Any]:
+    """Each absolute path argument replaced by its shortest trailing part that gives the same result."""
+    for name, value in list(arguments.items()):
+        if not isinstance(value, str) or not value.startswith("/") or "path" not in _kinds(tool, name):
+            continue
+        parts = value.strip("/").split("/")
+        for start in range(len(parts) - 1, 0, -1):
+            shorter = {**arguments, name: "/".join(parts[start:])}
+            outcome = await _logged(tool.name, shorter, call, run)
+            if not outcome.is_error and outcome.text == text:
+                arguments = shorter
+                break
+    return arguments
+
+
+def _kinds(tool: ToolDef, name: str) -> set[str]:
+    kinds, shapes, _ = property_kinds(name, tool.properties.get(name) or {})
+    return kinds | shapes
+
+
+def harvest(text: str, source: Observation | None = None) -> list[Seen]:
+    """The values a result shows, with their labels: every scalar of a JSON or Python-literal result, else each
+    "Label: value" line and each value `find_values` reads (ids, paths, emails, dates, quoted text …)."""
+    data = parse_literal(text.strip())
+    found: list[Seen] = []
+    if data is not None:
+        _walk(data, "", None, found, source)
+    else:
+        for match in _LABELLED_LINE.finditer(text):
+            label, value = " ".join(words(match.group(1))), match.group(2).strip().rstrip(".")
+            items = [item.strip() for item in value.split(",")]
+            if not label or len(label.split()) > 4:
+                continue
+            if len(items) > 1 and all(0 < len(item.split()) <= 3 for item in items):
+                found += [Seen(item, label, _kind_of(item), source=source) for item in items]
+            else:
+                found.append(Seen(value, label, _kind_of(value), source=source))
+        found += _prose_pairs(text, source)
+        labelled = {str(s.value) for s in found}
+        found += [Seen(f.value, "", f.kind, source=source) for f in find_values(text, 2)
+                  if (f.kind in ENTITY_KINDS or f.kind in ("quoted", "timezone")) and f.value not in labelled]
+    counts: dict[str, int] = {}
+    for seen in found:
+        counts[seen.label] = counts.get(seen.label, 0) + 1
+    return [Seen(s.value, s.label, s.kind, s.anchor, counts[s.label] > 1, s.source) for s in found]
+
+
+def _prose_pairs(text: str, source: Observation | None) -> list[Seen]:
+    """Values in prose with the one to three lower-case words right before them in their clause ("balance due
+    $18.00", "opened 2026-01-24"), each anchored to the id, code or email that opens its record (a line, or a part
+    between semicolons)."""
+    out = []
+    anchor: str | None = None
+    record: int | None = None
+    for found in find_values(text, 2):
+        start = max(text.rfind("\n", 0, found.position), text.rfind(";", 0, found.position))
+        opens = start != record
+        record = start
+        if opens:
+            anchor = found.value if found.kind in _ID_KINDS | {"email"} else None
+        if found.kind == "quoted" or found.value == anchor:
+            continue
+        label = clean_label(_words_before(text, found.position), found.kind, False)
+        if label:
+            out.append(Seen(found.value, label, found.kind, anchor, source=source))
+    return out
+
+
+def _words_before(text: str, position: int) -> list[str]:
+    clause = re.split(r"[,;:()\[\]\n]|[.!?]\s|\s[-–—]\s", text[:position])[-1]
+    tokens = clause.split()
+    head: list[str] = []
+    for token in reversed(tokens):
+        if not re.fullmatch(r"[a-z][a-z-]*", token) or len(head) == 3:
+            break
+        head.insert(0, token)
+    return head
+
+
+def _walk(data: Any, label: str, anchor: str | None, out: list[Seen], source: Observation | None) -> None:
+    if isinstance(data, dict):
+        names = [v for v in data.values() if isinstance(v, str) and 0 < len(v) <= MAX_VALUE_CHARS]
+        for key, value in data.items():
+            own = next((v for v in names if v != value), None)  # the item, named by another of its fields
+            name = " ".join(w for w in words(str(key)))
+            if name and set(name.split()) <= STOPWORDS | LINKS:
+                name = ""
+            if isinstance(value, dict | list):
+                _walk(value, name, names[0] if names else anchor, out, source)
+            elif _scalar(value):
+                out.append(Seen(value, name, _kind_of(str(value)), own or anchor, source=source))
+    elif isinstance(data, list):
+        for item in data[:50]:
+            if isinstance(item, dict | list):
+                _walk(item, label, anchor, out, source)
+            elif _scalar(item):
+                out.append(Seen(item, label, _kind_of(str(item)), anchor, source=source))
+
+
+def _scalar(value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, str):
+        return 0 < len(value.strip()) <= MAX_VALUE_CHARS and "\n" not in value
+    return isinstance(value, int | float)
+
+
+def _kind_of(value: str) -> str:
+    found = find_values(value, 2)
+    if len(found) == 1 and found[0].value == value.strip():
+        return found[0].kind
+    return "number" if re.fullmatch(r"-?\d+(?:\.\d+)?", value.strip()) else "text"
+
+
+def fillings(tool: ToolDef, seen: Sequence[Seen], rng: random.Random) -> Iterable[tuple[dict[str, Any],
+                                                                                          dict[str, Seen]]]:
+    """Up to PER_TOOL argument sets for the tool's required parameters, best evidence first; none when a required
+    parameter has no candidate value."""
+    options = {name: _candidates(name, tool.properties.get(name) or {}, seen) for name in tool.required}
+    if any(not values for values in options.values()):
+        return
+    widest = max((len(values) for values in options.values()), default=1)
+    for index in range(min(PER_TOOL * 2, widest)):
+        picked = {name: values[min(index, len(values) - 1)] if index < PER_TOOL else rng.choice(values)
+                  for name, values in options.items()}
+        yield ({name: value for name, (value, _) in picked.items()},
+               {name: seen for name, (_, seen) in picked.items() if seen is not None})
+
+
+def fitting(tool: ToolDef, seen: Sequence[Seen]) -> dict[str, Any]:
+    """For a request that is not run: each parameter (required first) with the value the best evidence gives, only
+    where a label shares a word with it, the value is of the kind it asks for, or its schema lists the value."""
+    out = {}
+    for name in tool.properties:
+        values = _candidates(name, tool.properties.get(name) or {}, seen, strict=True)
+        if values and (name in tool.required or values[0][1] is not None):
+            out[name] = values[0][0]
+    return out
+
+
+def _candidates(name: str, prop: Mapping[str, Any], seen: Sequence[Seen], *, strict: bool = False
+                ) -> list[tuple[Any, Seen | None]]:
+    """Values for one parameter, best evidence first, without repeats; `strict` keeps only values that fit."""
+    kind = prop.get("type")
+    if kind == "array":
+        item = prop.get("items") or {}
+        return [([value], origin) for value, origin in _candidates(name, item, seen, strict=strict)
+                if not isinstance(value, list | dict)] if item.get("type", "string") != "object" else []
+    if kind == "object":
+        return []
+    out: list[tuple[Any, Seen | None]] = [(v, None) for v in prop.get("enum") or []]
+    out += [(prop[key], None) for key in ("default", "const") if prop.get(key) is not None]
+    out += [(v, None) for v in prop.get("examples") or []]
+    if kind == "boolean":
+        return [*out, (False, None)]
+    wanted, shapes, _ = property_kinds(name, prop)
+    named = {stem(w) for w in words(name)} - STOPWORDS
+    free_text = bool(set(words(name)) & FREE_TEXT_WORDS)
+    names_id = bool(set(words(name)) & ID_WORDS)
+    numeric = kind in ("integer", "number")
+    scored = []
+    for position, s in enumerate(seen):
+        value = str(s.value)
+        overlap = len(named & {stem(w) for w in s.label.split()})
+        fits = s.kind in wanted | shapes or (names_id and s.kind in _ID_KINDS)
+        if numeric != (isinstance(s.value, int | float) or s.kind == "number"):
+            continue
+        if free_text and (len(value.split()) > 4 or re.search(r"[,;()]", value)):
+            continue
+        if (wanted or shapes) and not fits and not overlap and not free_text:
+            continue
+        if not (overlap or fits or (free_text or s.kind in ENTITY_KINDS) and not strict):
+            continue
+        if strict and s.source is None:  # an example an error message gave, not a value the server holds
+            continue
+        scored.append((-(3 * overlap + 2 * fits), position, s))
+    for _, _, s in sorted(scored, key=lambda item: item[:2]):
+        out.append(((float(s.value) if kind == "number" else int(float(s.value))) if numeric else str(s.value), s))
+    if free_text and not strict:
+        out += [(word, None) for word in _common_words(seen)]
+    description = str(prop.get("description") or "")
+    out += [(f.value, None) for f in find_values(description, 2)
+            if kind not in ("integer", "number", "boolean") and (f.kind in wanted | shapes or f.kind == "quoted")]
+    out += [(SYNTHESISED[k], None) for k in sorted(wanted) if k in SYNTHESISED]
+    if not out and kind in (None, "string") and not strict:
+        out.append(("", None))  # a probe: what the server answers (often an error that shows the format) is evidence
+    unique: dict[str, tuple[Any, Seen | None]] = {}
+    for value, origin in out:
+        unique.setdefault(json.dumps(value, sort_keys=True), (value, origin))
+    return list(unique.values())
+
+
+def _common_words(seen: Sequence[Seen], top: int = 5) -> list[str]:
+    """The content words results show most often (a search term that should find something)."""
+    counts: dict[str, int] = {}
+    for s in seen:
+        if s.source is not None and s.kind == "text":
+            for word in words(str(s.value)):
+                if len(word) >= 4 and word not in STOPWORDS and not word.isdigit():
+                    counts[word] = counts.get(word, 0) + 1
+    return [w for w, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:top]]
+
