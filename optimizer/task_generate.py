@@ -25,7 +25,7 @@ import json
 import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from optimizer.definitions import Catalog
 from optimizer.files import atomic_write
 from optimizer.models import Providers, ProviderSettings
 from optimizer.models.anthropic import tool_params
-from optimizer.models.base import MessagesClient, Usage
+from optimizer.models.base import MessagesClient, Reply, Usage
 from optimizer.prices import PriceTable
 from optimizer.prompt_files import fence, load_prompt, render
 from optimizer.scoring import Expect
@@ -95,12 +95,40 @@ def submit_tool(n: int) -> dict[str, Any]:
                              "properties": {"tasks": {"type": "array", "items": task, "maxItems": n}}}}
 
 
+class Journal:
+    """Each finished turn of a Claude generation (the reply, the calls it made and the results sent back), one JSON
+    line per turn in `turns.jsonl`, so that a resumed generation replays them without asking the model or the server
+    again. A line cut short by a kill is ignored."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.turns: list[dict[str, Any]] = []
+        for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+            try:
+                self.turns.append(json.loads(line))
+            except ValueError:
+                break
+        atomic_write(path, "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in self.turns))
+
+    def stored(self, turn: int) -> dict[str, Any] | None:
+        return self.turns[turn] if turn < len(self.turns) else None
+
+    def record(self, reply: Reply, calls: list[dict[str, Any]], results: list[dict[str, Any]]) -> None:
+        entry = {"reply": {"content": list(reply.content), "stop_reason": reply.stop_reason,
+                           "usage": reply.usage.to_json(), "model": reply.model}, "calls": calls, "results": results}
+        self.turns.append(entry)
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
 async def generate(client: MessagesClient, model: str, catalog: Catalog, call: CallTool, *, n: int, heldout: float,
                    refused: Mapping[str, str], max_turns: int = 20, max_usd: float | None = None,
-                   run: Generation | None = None) -> Generation:
+                   run: Generation | None = None, journal: Journal | None = None,
+                   progress: Callable[[str], None] | None = None) -> Generation:
     """Explore and write (see the module docstring), into `run` when given (so that the calls made so far survive an
-    error); the tasks are not validated yet."""
+    error), replaying the turns `journal` holds and recording new ones; the tasks are not validated yet."""
     run = run if run is not None else Generation()
+    say = progress or (lambda _: None)
     allowed = [t for t in catalog.tools if t.name not in refused]
     listing = json.dumps([t.canonical() for t in catalog.tools], indent=1, ensure_ascii=False)
     prompt = render(load_prompt("generate_tasks"), n=str(n), tools=fence("server tools", listing))
@@ -115,23 +143,27 @@ async def generate(client: MessagesClient, model: str, catalog: Catalog, call: C
                                   "messages": messages}
         if force:
             params["tool_choice"] = {"type": "tool", "name": SUBMIT}
-        reply = await client.create(**params)
+        stored = journal.stored(turn) if journal is not None else None
+        say(f"turn {turn + 1}: {len(run.calls)} exploration calls, USD {spent:.4f}"
+            + (" (replayed from the journal)" if stored else ""))
+        if stored is not None:
+            saved = stored["reply"]
+            reply = Reply(tuple(saved["content"]), saved["stop_reason"], Usage(**saved["usage"]), saved["model"])
+        else:
+            reply = await client.create(**params)
         run.usage = run.usage + reply.usage
         messages.append({"role": "assistant", "content": list(reply.content)})
         submitted = next((c for c in reply.tool_calls if c.name == SUBMIT), None)
+        if stored is not None:
+            calls, results = stored["calls"], stored["results"]
+        else:
+            calls, results = ([], []) if submitted else await _run_calls(reply, catalog, call, refused)
+            if journal is not None:
+                journal.record(reply, calls, results)
+        run.calls += calls
         if submitted is not None:
             entries = submitted.arguments.get("tasks")
             break
-        results = []
-        for used in reply.tool_calls:
-            if used.name in refused or used.name not in catalog:
-                outcome = CallOutcome(f"Error: {used.name} is not available while writing tasks.", True)
-            else:
-                outcome = await call(used.name, dict(used.arguments))
-            run.calls.append({"tool": used.name, "arguments": used.arguments, "is_error": outcome.is_error,
-                              "result": outcome.text[:2000]})
-            results.append({"type": "tool_result", "tool_use_id": used.id, "is_error": outcome.is_error,
-                            "content": outcome.text[:MAX_RESULT_CHARS]})
         messages.append({"role": "user", "content": results or "Call submit_tasks with your tasks now."})
     if not isinstance(entries, list):
         raise GenerateError("the model did not submit a list of tasks")
@@ -139,6 +171,23 @@ async def generate(client: MessagesClient, model: str, catalog: Catalog, call: C
     made = {"generator": "optimizer tasks generate", "model": model, "date": datetime.now(UTC).date().isoformat()}
     run.tasks = _tasks(entries, catalog, heldout, made, run.dropped)
     return run
+
+
+async def _run_calls(reply: Reply, catalog: Catalog, call: CallTool, refused: Mapping[str, str]
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The reply's tool calls run (a tool the generator may not call gets an error result and never reaches the
+    server): the calls as logged, and the tool results to send back."""
+    calls, results = [], []
+    for used in reply.tool_calls:
+        if used.name in refused or used.name not in catalog:
+            outcome = CallOutcome(f"Error: {used.name} is not available while writing tasks.", True)
+        else:
+            outcome = await call(used.name, dict(used.arguments))
+        calls.append({"tool": used.name, "arguments": used.arguments, "is_error": outcome.is_error,
+                      "result": outcome.text[:2000]})
+        results.append({"type": "tool_result", "tool_use_id": used.id, "is_error": outcome.is_error,
+                        "content": outcome.text[:MAX_RESULT_CHARS]})
+    return calls, results
 
 
 def _asked_tools(message: Mapping[str, Any]) -> bool:
@@ -243,30 +292,71 @@ def _offline_made() -> dict[str, str]:
     return {"generator": OFFLINE_GENERATOR, "model": "none", "date": datetime.now(UTC).date().isoformat()}
 
 
-async def run_generation(spec: ServerSpec, model: str, out_dir: Path, runs_dir: Path, *, n: int, heldout: float,
-                         max_turns: int, explore: list[str], allow_destructive: bool, offline: bool = False,
-                         seed: int = 0, max_usd: float | None = None,
-                         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """`tasks generate` in full: a run directory, a server connection to explore with, `generate` (or
-    `generate_offline`), `validate` on a fresh connection, then generated.yaml (when a task held), the run's
-    calls.jsonl (also when generating failed) and summary.json; returns the summary."""
+@dataclass(frozen=True)
+class GenerateSettings:
+    """What `tasks generate` was asked for; a resumed generation must be asked for the same (the budget aside)."""
+
+    model: str
+    n: int = 40
+    heldout: float = 0.3
+    max_turns: int = 20
+    explore: tuple[str, ...] = ()
+    allow_destructive: bool = False
+    offline: bool = False
+    seed: int = 0
+    max_usd: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "explore": list(self.explore)}
+
+
+def _run_dir(spec: ServerSpec, settings: GenerateSettings, runs_dir: Path, resume: str | None) -> Path:
+    """A new run directory with settings.json, or the one `resume` names when it was made for the same server and
+    settings and has not finished; raises GenerateError saying what differs."""
+    wanted = {"server": spec.display, **settings.to_json()}
+    if resume is None:
+        run_dir = runs_dir / f"{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-generate-{secrets.token_hex(2)}"
+        run_dir.mkdir(parents=True)
+        atomic_write(run_dir / "settings.json", json.dumps(wanted, indent=2, ensure_ascii=False) + "\n")
+        return run_dir
+    run_dir = runs_dir / resume
+    if not (run_dir / "settings.json").exists():
+        raise GenerateError(f"{run_dir} is not a `tasks generate` run (no settings.json)")
+    if (run_dir / "summary.json").exists():
+        raise GenerateError(f"generation {resume} has finished; its summary is {run_dir / 'summary.json'}")
+    stored = json.loads((run_dir / "settings.json").read_text(encoding="utf-8"))
+    differ = [key for key in wanted if key != "max_usd" and stored.get(key) != wanted[key]]
+    if differ:
+        raise GenerateError(f"generation {resume} was made with other settings: "
+                            + "; ".join(f"{k} was {stored.get(k)!r}, now {wanted[k]!r}" for k in differ))
+    return run_dir
+
+
+async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: Path, runs_dir: Path, *,
+                         resume: str | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """`tasks generate` in full: a run directory (or the one `resume` names: Claude's finished turns are replayed
+    from its turns.jsonl), a server connection to explore with, `generate` (or `generate_offline`), `validate` on
+    a fresh connection, then generated.yaml (when a task held), the run's calls.jsonl (also when generating
+    failed) and summary.json; returns the summary."""
     say = progress or (lambda _: None)
     providers = Providers(ProviderSettings())
     made = Generation()
-    run_dir = runs_dir / f"{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-generate-{secrets.token_hex(2)}"
-    model = "offline" if offline else model
+    offline = settings.offline
+    model = "offline" if offline else settings.model
+    run_dir = _run_dir(spec, settings, runs_dir, resume)
     try:
         client = None if offline else providers.anthropic()
-        run_dir.mkdir(parents=True)
         async with ServerPool(spec, instances=1, log_path=run_dir / "server.log") as pool:
             catalog = await pool.list_tools()
-            refused = callable_tools(catalog, explore, allow_destructive)
+            refused = callable_tools(catalog, settings.explore, settings.allow_destructive)
             say(f"exploring {len(catalog.tools) - len(refused)} of {len(catalog.tools)} tools")
             if client is None:
-                await generate_offline(catalog, pool.call, n=n, heldout=heldout, refused=refused, seed=seed, run=made)
+                await generate_offline(catalog, pool.call, n=settings.n, heldout=settings.heldout, refused=refused,
+                                       seed=settings.seed, run=made)
             else:
-                await generate(client, model, catalog, pool.call, n=n, heldout=heldout, refused=refused,
-                               max_turns=max_turns, max_usd=max_usd, run=made)
+                await generate(client, model, catalog, pool.call, n=settings.n, heldout=settings.heldout,
+                               refused=refused, max_turns=settings.max_turns, max_usd=settings.max_usd, run=made,
+                               journal=Journal(run_dir / "turns.jsonl"), progress=say)
         say(f"replaying {len(made.tasks)} task(s) on a fresh start of the server")
         async with ServerPool(spec, instances=1, log_path=run_dir / "server-replay.log") as fresh:
             made.tasks = await validate(made.tasks, catalog, fresh.call, refused, made.dropped)
@@ -276,9 +366,7 @@ async def run_generation(spec: ServerSpec, model: str, out_dir: Path, runs_dir: 
                 made.tasks += await validate(missing, catalog, fresh.call, refused, made.dropped)
     finally:
         await providers.close()
-        if run_dir.exists():
-            atomic_write(run_dir / "calls.jsonl", "".join(json.dumps(c, ensure_ascii=False) + "\n"
-                                                          for c in made.calls))
+        atomic_write(run_dir / "calls.jsonl", "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in made.calls))
     if made.tasks:
         atomic_write(out_dir / "generated.yaml", _header(model, spec, offline) + yaml.safe_dump(
             yaml_items(made.tasks), sort_keys=False, allow_unicode=True, width=120))

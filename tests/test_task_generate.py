@@ -88,3 +88,25 @@ def test_max_usd_forces_the_submission_once_most_of_it_is_spent(run_cli: Cli, tm
     assert "tool_choice" not in bodies[0]  # nothing spent yet
     assert bodies[1]["tool_choice"] == {"type": "tool", "name": "submit_tasks"}  # the first reply spent the budget
     assert json.loads(result.stdout)["written"] == 1
+
+
+def test_a_stopped_generation_resumes_without_asking_again_for_its_turns(run_cli: Cli, tmp_path: Path) -> None:
+    runs, env = tmp_path / "runs", {"ANTHROPIC_API_KEY": "sk-test-generate"}
+    args = ["tasks", "generate", "--server", SUPPORT, "--out", str(tmp_path / "tasks"), "--runs-dir", str(runs)]
+    with FakeAnthropicAPI(ScriptedPolicy([tool_use_reply("lookup_order", {"order_id": "#10007"})])) as api:
+        failed = run_cli(*args, env={**env, "ANTHROPIC_BASE_URL": api.base_url})  # the second request fails
+    assert failed.returncode == 2
+    (run_dir,) = runs.iterdir()
+    assert len((run_dir / "turns.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    other = run_cli(*args, "--resume", run_dir.name, "--n", "5", env=env)
+    assert other.returncode == 2 and "n was 40, now 5" in other.stderr
+    with FakeAnthropicAPI(ScriptedPolicy([tool_use_reply("submit_tasks", {"tasks": SUBMITTED[:1]})])) as api:
+        resumed = run_cli(*args, "--resume", run_dir.name, "--json", env={**env, "ANTHROPIC_BASE_URL": api.base_url})
+        bodies = [r["body"] for r in api.requests if r["path"] == "/v1/messages"]
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert len(bodies) == 1  # the first turn came from the journal, with its tool result
+    assert bodies[0]["messages"][2]["content"][0]["type"] == "tool_result"
+    summary = json.loads(resumed.stdout)
+    assert summary["written"] == 1 and summary["calls"] == 1 and summary["run_dir"] == str(run_dir)
+    again = run_cli(*args[:5], str(tmp_path / "elsewhere"), *args[6:], "--resume", run_dir.name, env=env)
+    assert again.returncode == 2 and "has finished" in again.stderr

@@ -20,7 +20,7 @@ from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavail
 from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
 from optimizer.servers import ServerError, ServerSpec, one_connection
 from optimizer.task_check import CheckReport, check_tasks, replay
-from optimizer.task_generate import GenerateError, run_generation
+from optimizer.task_generate import GenerateError, GenerateSettings, run_generation
 from optimizer.tasks import TaskError, TaskSet, load_tasks
 
 tasks_app = typer.Typer(help="Work with task sets: generate one for a server that has none (Claude), check one "
@@ -85,6 +85,9 @@ def generate_command(
     seed: Annotated[int, typer.Option("--seed", help="Which found values --offline picks.")] = 0,
     max_usd: Annotated[float | None, typer.Option("--max-usd", min=0, help="Spending limit for Claude: submitting "
                                                   "is forced once 80% of it is spent.")] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue a generation that stopped (its run id "
+                                               "under --runs-dir): Claude's finished turns are replayed, not paid "
+                                               "again.")] = None,
     n: Annotated[int, typer.Option("--n", min=1, help="Most tasks to ask for.")] = 40,
     heldout: Annotated[float, typer.Option("--heldout", min=0, max=1, help="Share of tasks held out.")] = 0.3,
     explore: Annotated[str | None, typer.Option("--explore", help="Comma-separated tools the model may call "
@@ -109,11 +112,12 @@ def generate_command(
         if not offline:
             check_model_name(model)
         spec = ServerSpec.parse(server, headers=parse_headers(header))
+        settings = GenerateSettings(model, n=n, heldout=heldout, max_turns=max_turns, offline=offline, seed=seed,
+                                    max_usd=max_usd, allow_destructive=allow_destructive,
+                                    explore=tuple(t.strip() for t in (explore or "").split(",") if t.strip()))
         with err.status("connecting to the server", spinner="dots") as status:
-            summary = asyncio.run(run_generation(
-                spec, model, out_dir, runs_dir, n=n, heldout=heldout, max_turns=max_turns, offline=offline, seed=seed,
-                max_usd=max_usd, allow_destructive=allow_destructive, progress=lambda m: status.update(escape(m)),
-                explore=[t.strip() for t in (explore or "").split(",") if t.strip()]))
+            summary = asyncio.run(run_generation(spec, settings, out_dir, runs_dir, resume=resume,
+                                                 progress=lambda m: status.update(escape(m))))
     except (ServerError, GenerateError, ModelAccessError, ModelUnavailable, ModelSpecError, OSError) as exc:
         raise fail(str(exc)) from None
     if as_json:
