@@ -2,20 +2,33 @@
 task, for every model.
 
 Per model: exact McNemar on pass/fail with one epoch, a paired bootstrap clustered by task with several, and
-Holm's correction across the models. A model fails when its accuracy drops by more than `max_drop` (when one
-is set), or drops with a Holm-adjusted p-value under `alpha`. A model with no task scored on both sides fails
-too: no evidence is not a pass. The gate passes when no model fails. Verdicts and their reasons are worded the
-same for both commands.
+Holm's correction across the models. A model's verdict is
+- `regressed` when its accuracy drops by more than `max_drop` (when one is set), drops with a Holm-adjusted p-value
+  under `alpha`, or, with a non-inferiority `margin`, drops by the margin or more;
+- with a `margin`, `pass` only when non-inferiority is shown (the Holm-adjusted one-sided p-value that the drop is
+  at least the margin is under `alpha`: the upper confidence bound of the drop is below the margin), else
+  `inconclusive`; without one, `pass` whenever it did not regress.
+A model passes on `pass`, and on `inconclusive` unless `fail_on_inconclusive`. A model with no task scored on both
+sides fails too: no evidence is not a pass. The gate passes when every model passes.
+
+Every verdict also says what the test could see (`optimizer.power`): the smallest drop it detects with 80% power
+at the strictest Holm level (alpha / models), and `underpowered` when the drop that matters (the margin, else
+`max_drop` when above 0, else the drop observed) is below that, with the tasks it would take to see it. Verdicts
+and their reasons are worded the same for both commands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from optimizer.stats import Comparison, compare, holm
+from optimizer.power import detectable_drop, tasks_needed
+from optimizer.stats import Comparison, compare, holm, noninferiority
 from optimizer.store import StoredEpisode
+
+Verdict = Literal["pass", "regressed", "inconclusive"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,16 @@ class ModelVerdict:
     reason: str
     flipped_up: tuple[str, ...]
     flipped_down: tuple[str, ...]
+    verdict: Verdict = "pass"
+    detectable_drop: float | None = None
+    """smallest drop detected with 80% power at alpha / models; None: not even losing every task"""
+    underpowered: bool = False
+    tasks_needed: int | None = None
+    """tasks that would make the drop that matters detectable (when underpowered)"""
+    drop_upper: float | None = None
+    """upper 1 - alpha confidence bound of the drop (with a margin)"""
+    p_noninferior: float | None = None
+    """Holm-adjusted one-sided p-value that the drop is at least the margin (with a margin)"""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,18 +65,58 @@ class ModelVerdict:
             "delta": round(self.delta, 4), "p_value": round(self.p_value, 6), "p_holm": round(self.p_holm, 6),
             "method": self.method, "ci": [round(self.ci[0], 4), round(self.ci[1], 4)], "passed": self.passed,
             "reason": self.reason, "flipped_up": list(self.flipped_up), "flipped_down": list(self.flipped_down),
+            "verdict": self.verdict, "detectable_drop": _round(self.detectable_drop),
+            "underpowered": self.underpowered, "tasks_needed": self.tasks_needed,
+            "drop_upper": _round(self.drop_upper), "p_noninferior": _round(self.p_noninferior, 6),
         }
 
 
-def rule(max_drop: float | None, alpha: float) -> str:
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def rule(max_drop: float | None, alpha: float, margin: float | None = None, fail_on_inconclusive: bool = False
+         ) -> str:
     """The gate's rule in words, the same for `optimize` and `regress` outputs."""
     cap = f"a drop over {max_drop:.0%} or " if max_drop is not None else ""
-    return f"fails on {cap}a significant drop (Holm-adjusted across models, alpha {alpha})"
+    text = f"fails on {cap}a significant drop (Holm-adjusted across models, alpha {alpha})"
+    if margin is not None:
+        text += (f"; passes only when a drop of {margin:.0%} or more is ruled out (non-inferiority), "
+                 + ("inconclusive fails" if fail_on_inconclusive else "inconclusive is reported, not failed"))
+    return text
 
 
-def verdict_text(passed: bool, reason: str) -> str:
-    """A model's verdict in words: `pass`, or `FAIL: <reason>`."""
-    return "pass" if passed else f"FAIL: {reason}"
+def gate_rule(settings: Mapping[str, Any]) -> str:
+    """`rule` read from a report's or summary's gate settings (max_drop, alpha, margin, fail_on)."""
+    return rule(settings["max_drop"], settings["alpha"], settings.get("margin"),
+                settings.get("fail_on") == "inconclusive")
+
+
+def verdict_text(row: Mapping[str, Any]) -> str:
+    """A model's verdict in words: `pass`, the inconclusive reason when it is not failed, or `FAIL: <reason>`."""
+    if not row["passed"]:
+        return f"FAIL: {row['reason']}"
+    return row["reason"] if row.get("verdict") == "inconclusive" else "pass"
+
+
+def underpowered_note(rows: Mapping[str, Mapping[str, Any]]) -> str:
+    """One sentence for the models whose test could not see the drop that matters ("" when none)."""
+    weak = [model for model, row in rows.items() if row.get("underpowered")]
+    if not weak:
+        return ""
+    return (f"Underpowered for {', '.join(weak)}: the drop that matters (the margin, else --max-drop, else the "
+            "drop seen) is smaller than what these tasks can detect with 80% power; a pass says little. More tasks "
+            "fix it (the 'can see' column gives about how many); more epochs only help when the agents vary.")
+
+
+def power_text(row: Mapping[str, Any]) -> str:
+    """What a model's test could see, in words: `detects ≥ 24%`, with `UNDERPOWERED (~420 tasks)` when it is."""
+    drop = row.get("detectable_drop")
+    seen = f"detects ≥ {drop:.0%}" if drop is not None else "detects no drop"
+    if not row.get("underpowered"):
+        return seen
+    needed = row.get("tasks_needed")
+    return f"{seen}; UNDERPOWERED" + (f" (~{needed:,} tasks)" if needed else "")
 
 
 def outcomes_by_task(episodes: Iterable[StoredEpisode], model: str) -> dict[str, list[bool]]:
@@ -67,34 +130,68 @@ def outcomes_by_task(episodes: Iterable[StoredEpisode], model: str) -> dict[str,
 
 def judge(
     models: Sequence[str], before: Sequence[StoredEpisode], after: Sequence[StoredEpisode], *,
-    max_drop: float | None = 0.0, alpha: float = 0.05, seed: int = 0,
+    max_drop: float | None = 0.0, alpha: float = 0.05, seed: int = 0, margin: float | None = None,
+    fail_on_inconclusive: bool = False,
 ) -> tuple[bool, list[ModelVerdict]]:
-    """Every model's paired verdict (in `models` order), and whether the gate passes. `max_drop` None: only
-    significant drops fail."""
+    """Every model's paired verdict (in `models` order), and whether the gate passes (see the module docstring).
+    `max_drop` None: only significant drops fail."""
+    outcomes = {m: (outcomes_by_task(before, m), outcomes_by_task(after, m)) for m in models}
     compared: dict[str, Comparison | None] = {}
-    for model in models:
+    for model, (b, a) in outcomes.items():
         try:
-            compared[model] = compare(outcomes_by_task(before, model), outcomes_by_task(after, model), seed=seed,
-                                      alpha=alpha)
+            compared[model] = compare(b, a, seed=seed, alpha=alpha)
         except ValueError:  # no task scored on both sides
             compared[model] = None
-    adjusted = holm({m: c.p_value for m, c in compared.items() if c is not None})
+    present = {m: c for m, c in compared.items() if c is not None}
+    adjusted = holm({m: c.p_value for m, c in present.items()})
+    tested = {m: noninferiority(*outcomes[m], margin, seed=seed, alpha=alpha) for m in present} if margin else {}
+    adjusted_ni = holm({m: p for m, (p, _) in tested.items()})
     verdicts = []
     for model, c in compared.items():
         if c is None:
             verdicts.append(ModelVerdict(model, 0, 0.0, 0.0, 0.0, 1.0, 1.0, "none", (0.0, 0.0), False,
-                                         "no task scored on both sides", (), ()))
+                                         "no task scored on both sides", (), (), "regressed"))
             continue
         p_holm = adjusted[model]
         dropped = max_drop is not None and c.delta < -max_drop - 1e-12
         significant = c.delta < 0 and p_holm < alpha
+        beyond = margin is not None and -c.delta >= margin - 1e-12
         reason = (f"accuracy dropped {-c.delta:.1%} (more than --max-drop {max_drop or 0:.1%})" if dropped
                   else f"significant drop (Holm p={p_holm:.3g} < {alpha})" if significant
+                  else f"accuracy dropped {-c.delta:.1%}, at least the margin {margin or 0:.1%}" if beyond
                   else "no regression")
+        verdict: Verdict = "regressed" if dropped or significant or beyond else "pass"
+        drop_upper = tested[model][1] if margin else None
+        if verdict == "pass" and margin is not None and adjusted_ni[model] >= alpha:
+            verdict = "inconclusive"
+            reason = (f"inconclusive: a drop of up to {max(drop_upper or 0.0, 0.0):.1%} is not ruled out "
+                      f"(margin {margin:.1%}, Holm p={adjusted_ni[model]:.3g})")
+        seen = _detectable(outcomes[model], c, alpha / len(present))
+        target = margin if margin is not None else max_drop if max_drop else -c.delta if c.delta < 0 else None
+        underpowered = target is not None and (seen[0] is None or seen[0] > target + 1e-12)
         verdicts.append(ModelVerdict(
             model=model, n_tasks=c.n_tasks, before=c.before_acc, after=c.after_acc, delta=c.delta,
             p_value=c.p_value, p_holm=p_holm, method=c.method, ci=(c.ci_low, c.ci_high),
-            passed=not (dropped or significant), reason=reason, flipped_up=tuple(c.flipped_up),
-            flipped_down=tuple(c.flipped_down),
+            passed=verdict == "pass" or (verdict == "inconclusive" and not fail_on_inconclusive), reason=reason,
+            flipped_up=tuple(c.flipped_up), flipped_down=tuple(c.flipped_down), verdict=verdict,
+            detectable_drop=seen[0], underpowered=underpowered,
+            tasks_needed=tasks_needed(target, c.n_tasks, seen[1], alpha=alpha / len(present),
+                                      exact=c.method == "mcnemar") if underpowered and target else None,
+            drop_upper=drop_upper, p_noninferior=adjusted_ni.get(model),
         ))
     return all(v.passed for v in verdicts), verdicts
+
+
+def _detectable(outcomes: tuple[dict[str, list[bool]], dict[str, list[bool]]], c: Comparison, level: float
+                ) -> tuple[float | None, float]:
+    """(the smallest detectable drop at `level`, the spread it was computed from: the share of changed tasks with
+    one epoch, the standard deviation of per-task differences with several)."""
+    if c.method == "mcnemar":
+        spread = (len(c.flipped_up) + len(c.flipped_down)) / c.n_tasks
+        return detectable_drop(c.n_tasks, spread, alpha=level), spread
+    before, after = outcomes
+    diffs = [sum(after[t]) / len(after[t]) - sum(before[t]) / len(before[t]) for t in before
+             if before[t] and after.get(t)]
+    mean = sum(diffs) / len(diffs)
+    spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / max(1, len(diffs) - 1))
+    return detectable_drop(c.n_tasks, spread, alpha=level, exact=False), spread

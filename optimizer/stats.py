@@ -103,6 +103,16 @@ def paired_bootstrap(
     return BootstrapResult(delta=delta, ci_low=low, ci_high=high, p_value=p_value, n_tasks=m)
 
 
+def noninferiority(before: Mapping[str, Sequence[bool]], after: Mapping[str, Sequence[bool]], margin: float, *,
+                   n: int = 10_000, seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
+    """(one-sided p-value that the drop is at least `margin`, the upper 1 - alpha confidence bound of the drop),
+    from the same task-clustered resampling as `paired_bootstrap`; a small p shows the drop is under the margin."""
+    diffs = [_rate(after[t]) - _rate(before[t]) for t in _common(before, after)]
+    means = sorted(_resampled_means(diffs, n, random.Random(seed)))
+    p_value = sum(1 for x in means if x <= -margin + _ZERO) / n
+    return p_value, -means[min(n - 1, math.floor(alpha * n))]
+
+
 def _resampled_means(diffs: list[float], n: int, rng: random.Random) -> list[float]:
     """n means of m draws with replacement from the precomputed per-task differences, drawn in batches."""
     m = len(diffs)

@@ -59,7 +59,43 @@ def test_verdict_json_has_the_stable_keys() -> None:
     before, after = flips(4, 1)
     _, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after))
     assert set(verdict.to_json()) == {"n_tasks", "before", "after", "delta", "p_value", "p_holm", "method", "ci",
-                                      "passed", "reason", "flipped_up", "flipped_down"}
+                                      "passed", "reason", "flipped_up", "flipped_down", "verdict", "detectable_drop",
+                                      "underpowered", "tasks_needed", "drop_upper", "p_noninferior"}
+
+
+def rotation(n_tasks: int = 36, down: int = 4) -> tuple[list[StoredEpisode], list[StoredEpisode]]:
+    """Two models, each losing `down` of `n_tasks` tasks (half of them passing before), none gained."""
+    before = {f"t{i:02d}": [i % 2 == 0] for i in range(n_tasks)}
+    after = {t: [ok and i >= 2 * down] for i, (t, [ok]) in enumerate(before.items())}
+    models = ("m1", "m2")
+    return ([e for m in models for e in episodes("a", m, before)], [e for m in models for e in episodes("b", m, after)])
+
+
+def test_a_drop_too_small_for_the_task_set_passes_but_is_called_underpowered() -> None:
+    before, after = rotation()
+    passed, verdicts = judge(["m1", "m2"], before, after, max_drop=None)
+    assert passed and all(v.delta == -4 / 36 and v.verdict == "pass" and v.underpowered for v in verdicts)
+    # 36 tasks, alpha 0.05 / 2 models: at least 7 tasks must flip one way, and 80% power needs more
+    assert all(v.detectable_drop is not None and 7 / 36 < v.detectable_drop < 0.35 for v in verdicts)
+    assert all(v.tasks_needed is not None and v.tasks_needed > 36 for v in verdicts)
+
+
+def test_a_margin_turns_the_same_drop_into_a_regression_and_proves_a_small_one_harmless() -> None:
+    before, after = rotation()
+    passed, verdicts = judge(["m1", "m2"], before, after, max_drop=None, margin=0.05)
+    assert not passed and {v.verdict for v in verdicts} == {"regressed"}
+    assert "at least the margin" in verdicts[0].reason
+    many_before, many_after = rotation(400, 1)  # 1 of 400 lost: a 5-point drop is ruled out
+    passed, verdicts = judge(["m1", "m2"], many_before, many_after, max_drop=None, margin=0.05)
+    assert passed and all(v.verdict == "pass" and v.drop_upper is not None and v.drop_upper < 0.05 for v in verdicts)
+
+
+def test_inconclusive_fails_only_when_asked() -> None:
+    before, after = rotation(36, 2)  # a 5.6-point drop on 36 tasks: neither a regression nor shown harmless
+    passed, verdicts = judge(["m1", "m2"], before, after, max_drop=None, margin=0.10)
+    assert passed and {v.verdict for v in verdicts} == {"inconclusive"} and "not ruled out" in verdicts[0].reason
+    failed, _ = judge(["m1", "m2"], before, after, max_drop=None, margin=0.10, fail_on_inconclusive=True)
+    assert not failed
 
 
 def test_optimize_report_and_regress_markdown_word_the_gate_the_same() -> None:
@@ -75,3 +111,4 @@ def test_optimize_report_and_regress_markdown_word_the_gate_the_same() -> None:
                    "epochs": 1, "results": rows})
     for text in (report, pr):
         assert rule(0.0, 0.05) in text and f"FAIL: {verdicts[0].reason}" in text
+        assert "Underpowered for m" in text and "can see" in text

@@ -49,6 +49,14 @@ def test_winner_beats_baseline_on_heldout_for_every_model(example: str, optimize
         assert key in summary
     report = (run_dir / "report.md").read_text(encoding="utf-8")
     assert "OFFLINE" in report and "## Gate: PASSED" in report and "```diff" in report
+    candidates = summary["candidates"]  # the winner first, then the best of the fronts; held-out only shown
+    assert 2 <= len(candidates) <= 5 and candidates[0]["selected"] and not any(c["selected"] for c in candidates[1:])
+    assert candidates[0]["id"] == summary["winner"]["candidate"]
+    assert candidates[0]["heldout"] == {m: summary["winner"]["heldout"][m] for m in summary["models"]}
+    assert all(set(c["train"]) == set(c["heldout"]) == set(summary["models"]) for c in candidates)
+    assert "## Candidates on train and held-out" in report
+    for verdict in summary["gate"]["models"].values():
+        assert verdict["verdict"] == "pass" and verdict["detectable_drop"] is not None
 
 
 @pytest.mark.parametrize("example", ["support", "workspace"])

@@ -72,6 +72,25 @@ def test_a_planted_regression_fails_with_the_tasks_it_broke(regress: Cli, tmp_pa
 
 
 @pytest.mark.slow
+def test_a_margin_fails_a_drop_the_significance_test_cannot_see(regress: Cli, tmp_path: Path) -> None:
+    """Two tools' descriptions swapped, 20 held-out tasks: a 5-point drop no paired test on 20 tasks can call
+    significant. Without a margin that passes as underpowered (tests/test_gate.py); with --margin 0.05 it regresses."""
+    tools = json.loads(REFERENCE.read_text(encoding="utf-8"))["tools"]
+    swapped = overlay(tmp_path, "swap.json", {"track_shipment": tools["lookup_order"]["description"],
+                                              "lookup_order": tools["track_shipment"]["description"]})
+    result = regress("--models", "sim:lexical,sim:skim", "--baseline", str(REFERENCE), "--candidate", str(swapped),
+                     "--margin", "0.05", "-o", "out/verdict.json", "-o", "out/verdict.md", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr[-2000:]
+    report = json.loads((tmp_path / "out/verdict.json").read_text(encoding="utf-8"))
+    assert report["margin"] == 0.05
+    for row in report["results"].values():
+        assert row["verdict"] == "regressed" and row["p_holm"] > 0.05 and row["underpowered"]
+        assert row["detectable_drop"] > 0.05 and row["tasks_needed"] > 20
+    markdown = (tmp_path / "out/verdict.md").read_text(encoding="utf-8")
+    assert "non-inferiority" in markdown and "UNDERPOWERED" in markdown and "Underpowered for" in markdown
+
+
+@pytest.mark.slow
 def test_same_behaviour_passes_and_a_rerun_costs_nothing(regress: Cli, run_cli: Cli, tmp_path: Path) -> None:
     tools = json.loads(REFERENCE.read_text(encoding="utf-8"))["tools"]
     reworded = overlay(tmp_path, "same.json", {"get_policy": tools["get_policy"]["description"] + " "})

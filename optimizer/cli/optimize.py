@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from optimizer.cli.common import err, exits_on_errors, out, resume_overrides
@@ -16,6 +17,7 @@ from optimizer.cli.options import config_options, option, run_options, with_opti
 from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
 from optimizer.config import RunError
+from optimizer.gate import power_text, underpowered_note
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
@@ -75,7 +77,11 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     gate = data["gate"]
     verdict = "[green]PASSED[/]" if gate["passed"] else "[red]FAILED[/]"
     console.print(f"gate: {verdict}  " + ", ".join(
-        f"{m} {v['delta']:+.0%} (Holm p={v['p_holm']:.3g})" for m, v in gate["models"].items()))
+        f"{m} {v['delta']:+.0%} (Holm p={v['p_holm']:.3g}; {escape(power_text(v))}; {v['verdict']})"
+        for m, v in gate["models"].items()))
+    note = underpowered_note(gate["models"])
+    if note:
+        console.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)
     stalled = any(data["winner"]["heldout"][m]["accuracy"] <= data["baseline"]["heldout"][m]["accuracy"]
                   for m in data["models"])
     for sentence in data["diagnosis"]["heldout_winner"]["sentences"] if stalled else []:

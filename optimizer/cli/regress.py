@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from optimizer.cli.common import err, exits_on_errors, out
@@ -17,6 +18,7 @@ from optimizer.cli.options import config_options, option, run_options, with_opti
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
 from optimizer.config import RunError
+from optimizer.gate import power_text, underpowered_note, verdict_text
 from optimizer.models.base import ModelSpecError
 from optimizer.regress import RegressConfig, run_regress
 from optimizer.regress.outputs import check_outputs, markdown, write
@@ -62,11 +64,15 @@ def _print(report: dict[str, Any]) -> None:
     if report["offline"]:
         out.print(f"[bold yellow]{OFFLINE_LABEL}[/]")
     table = Table(title=f"regress {report['run_id']} — {report['split']} tasks, {report['epochs']} epoch(s)")
-    for column in ("model", "tasks", "before", "after", "change", "p (Holm)", "flipped down", "verdict"):
+    for column in ("model", "tasks", "before", "after", "change", "p (Holm)", "can see", "flipped down", "verdict"):
         table.add_column(column)
     for model, r in report["results"].items():
+        verdict = escape(verdict_text(r))
         table.add_row(model, str(r["n_tasks"]), f"{r['before']:.0%}", f"{r['after']:.0%}", f"{r['delta']:+.0%}",
-                      f"{r.get('p_holm', 1.0):.3g}", ", ".join(r["flipped_down"]) or "–",
-                      "pass" if r["passed"] else f"[bold red]FAIL[/] {r['reason']}")
+                      f"{r.get('p_holm', 1.0):.3g}", escape(power_text(r)), ", ".join(r["flipped_down"]) or "–",
+                      f"[bold red]{verdict}[/]" if not r["passed"] else verdict)
     out.print(table)
+    note = underpowered_note(report["results"])
+    if note:
+        out.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)
     out.print("[bold green]PASSED[/]" if report["passed"] else "[bold red]REGRESSION[/]")

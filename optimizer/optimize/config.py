@@ -27,6 +27,11 @@ class OptimizeConfig(EvalConfig):
     max_drop: float = Field(0.0, ge=0, le=1, description="Largest held-out accuracy drop per model the gate allows.")
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the gate (Holm-adjusted across "
                                                        "models).")
+    margin: float | None = Field(None, gt=0, le=1, description="Non-inferiority margin (0.05 = 5 points): a model "
+                                 "passes only when its drop's upper confidence bound is below it; a drop of the "
+                                 "margin or more regresses, anything between is inconclusive.")
+    fail_on: Literal["regressed", "inconclusive"] = Field("regressed", description="'inconclusive' also fails "
+                                                          "models whose non-inferiority could not be shown.")
     token_tolerance: float = Field(0.5, ge=0, description="How far below the most accurate candidate's train score "
                                    "a smaller candidate may be and still win, in standard errors of their paired "
                                    "difference (0: only exact ties).")

@@ -7,6 +7,8 @@ Contracts:
   final winner, after the search has finished.
 - Candidates that fail screening (`screening.py`) never reach an eval; they are listed in the summary with the
   reason.
+- After the gate, the winner and the best other members of the rounds' accuracy-vs-tokens fronts (at most
+  MAX_CANDIDATES) are scored on held-out too, for the report: to show overfitting, never to select.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.config import RunError
-from optimizer.definitions import Catalog, apply
+from optimizer.definitions import Candidate, Catalog, apply
 from optimizer.evaluate import Progress
 from optimizer.gate import judge
 from optimizer.harness import open_harness
 from optimizer.lint import findings_as_evidence, lint
 from optimizer.optimize.config import OptimizeConfig
-from optimizer.optimize.outputs import write_outputs
+from optimizer.optimize.outputs import split_table, write_outputs
 from optimizer.optimize.rounds import (
     OptimizeRun,
     Outcome,
@@ -38,6 +40,9 @@ from optimizer.optimize.screening import Screen
 from optimizer.propose import ProposerError, load_proposer
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
+from optimizer.tasks import Task
+
+MAX_CANDIDATES = 5
 
 
 async def run_optimize(
@@ -71,6 +76,7 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     screen = Screen(run.catalog, train, allow_leakage=config.allow_leakage, max_tokens=config.max_definition_tokens)
     baseline = best = await score(run, run.candidate, train)
     rounds: list[RoundLog] = []
+    front: dict[str, Candidate] = {}
     stop = None
     for number in range(1, config.rounds + 1):
         stop = stop_reason(best, run)
@@ -85,7 +91,9 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         if not accepted:
             stop = log.proposer.get("error") or "no valid candidates were proposed"
             break
-        chosen = await select(run, await search_round(run, number, best, accepted, train, log), best, train, log)
+        searched = await search_round(run, number, best, accepted, train, log)
+        front.update({member.candidate.key: member.candidate for member in searched.front})
+        chosen = await select(run, searched, best, train, log)
         if chosen.candidate.key != best.candidate.key:
             best = chosen
             log.improved = True
@@ -96,13 +104,30 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     before = await run.evaluate(baseline.candidate, heldout, epochs=config.epochs)
     after = await run.evaluate(best.candidate, heldout, epochs=config.epochs)
     passed, verdicts = judge(run.model_ids, before.episodes, after.episodes, max_drop=config.max_drop,
-                             alpha=config.alpha, seed=config.seed)
+                             alpha=config.alpha, seed=config.seed, margin=config.margin,
+                             fail_on_inconclusive=config.fail_on == "inconclusive")
     alone = None
     if run.context:  # chosen in context; say how it does where the server stands alone too (not used to choose)
         alone = (await run.evaluate(baseline.candidate, heldout, epochs=config.epochs, alone=True),
                  await run.evaluate(best.candidate, heldout, epochs=config.epochs, alone=True))
+    candidates = await heldout_candidates(run, front, best, train, heldout)
     return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop, dict(run.episodes),
-                   alone)
+                   alone, candidates)
+
+
+async def heldout_candidates(run: OptimizeRun, front: dict[str, Candidate], winner: Scored, train: list[Task],
+                             heldout: list[Task]) -> list[dict[str, Any]]:
+    """The winner, then the front members with the best train accuracy (fewer tokens first on ties), at most
+    MAX_CANDIDATES in all, each with per-model accuracy on train (from the store) and on held-out."""
+    others = [await score(run, candidate, train) for key, candidate in front.items() if key != winner.candidate.key]
+    chosen = [winner, *sorted(others, key=lambda s: (-s.accuracy, s.tokens))[:MAX_CANDIDATES - 1]]
+    out = []
+    for scored in chosen:
+        held = await run.evaluate(scored.candidate, heldout, epochs=run.config.epochs)
+        out.append({"id": scored.candidate.key, "train": split_table(scored.result, run.model_ids),
+                    "heldout": split_table(held, run.model_ids), "tokens": scored.tokens,
+                    "selected": scored is winner})
+    return out
 
 
 def evidence_for(run: OptimizeRun, best: Scored) -> Evidence:

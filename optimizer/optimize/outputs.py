@@ -10,7 +10,7 @@ from typing import Any
 from optimizer.definitions import Candidate
 from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.files import atomic_write
-from optimizer.gate import rule, verdict_text
+from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.rounds import Outcome, Scored
 from optimizer.optimize.tokens import tokens_per_tool
@@ -122,12 +122,14 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "baseline": _side(outcome.baseline, outcome.heldout_before, models),
         "winner": _side(outcome.winner, outcome.heldout_after, models),
         "gate": {"passed": outcome.gate_passed, "max_drop": config.max_drop, "alpha": config.alpha,
+                 "margin": config.margin, "fail_on": config.fail_on,
                  "models": {v.model: v.to_json() for v in outcome.verdicts}},
         "definition_tokens": {"baseline": outcome.baseline.tokens, "winner": outcome.winner.tokens,
                               "per_tool": _tokens_by_tool(outcome)},
         "episodes": outcome.episodes,
         "cost": run_cost(outcome),
         "rounds": [vars(r) for r in outcome.rounds],
+        "candidates": outcome.candidates,
         "schemes_tried": sorted({s for r in outcome.rounds for s in r.schemes}),
         "context": run.context.names,
         "client_naming": config.client_naming,
@@ -180,6 +182,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"stopped: {data['stop_reason']}", ""]
     lines += _accuracy_section(data) + _context_section(data) + _search_section(data) + _gate_section(data)
+    lines += _candidates_section(data)
     lines += _diagnosis_section(data)
     lines += _rounds_section(data)
     lines += _confusion_section(outcome)
@@ -243,14 +246,30 @@ def _accuracy_section(data: dict[str, Any]) -> list[str]:
 def _gate_section(data: dict[str, Any]) -> list[str]:
     gate = data["gate"]
     lines = ["## Gate: " + ("PASSED" if gate["passed"] else "FAILED"), "",
-             f"Held-out, paired per task; {rule(gate['max_drop'], gate['alpha'])}.", "",
-             "| model | tasks | before | after | change | p | p (Holm) | test | verdict | flipped up | flipped down |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"Held-out, paired per task; {gate_rule(gate)}.", "",
+             "| model | tasks | before | after | change | p | p (Holm) | test | can see | verdict | flipped up | "
+             "flipped down |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for model, v in gate["models"].items():
         lines.append(f"| {model} | {v['n_tasks']} | {v['before']:.0%} | {v['after']:.0%} | {v['delta']:+.0%} | "
-                     f"{v['p_value']:.3g} | {v['p_holm']:.3g} | {v['method']} | "
-                     f"{verdict_text(v['passed'], v['reason'])} | "
+                     f"{v['p_value']:.3g} | {v['p_holm']:.3g} | {v['method']} | {power_text(v)} | {verdict_text(v)} | "
                      f"{', '.join(v['flipped_up']) or '–'} | {', '.join(v['flipped_down']) or '–'} |")
+    return lines + [underpowered_note(gate["models"]), ""]
+
+
+def _candidates_section(data: dict[str, Any]) -> list[str]:
+    """The winner and the best front members, train beside held-out: held-out was not used to select them."""
+    candidates = data.get("candidates") or []
+    if len(candidates) < 2:
+        return []
+    models = data["models"]
+    lines = ["## Candidates on train and held-out", "",
+             "The winner and the best other members of the search's accuracy-vs-tokens fronts. Selection read train "
+             "only; held-out is shown to reveal overfitting (a candidate far better on train than on held-out).", "",
+             "| candidate | tokens | " + " | ".join(f"{m} train | {m} held-out" for m in models) + " | selected |",
+             "|---|---|" + "---|---|" * len(models) + "---|"]
+    for c in candidates:
+        cells = [f"{c[split][m]['passed']}/{c[split][m]['n']}" for m in models for split in ("train", "heldout")]
+        lines.append(f"| {c['id']} | {c['tokens']:,} | " + " | ".join(cells) + f" | {'yes' if c['selected'] else ''} |")
     return lines + [""]
 
 

@@ -76,6 +76,9 @@ class Outcome:
     episodes: dict[str, int]
     alone: tuple[EvalResult, EvalResult] | None = None
     """With context servers: baseline and winner on held-out without them (how the winner does alone)."""
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    """The winner and the best front members on train and held-out ({id, train, heldout, tokens, selected}); held-out
+    was not used to select."""
 
 
 def aggregate(result: EvalResult, models: Sequence[str], how: str) -> float:

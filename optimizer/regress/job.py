@@ -41,6 +41,11 @@ class RegressConfig(EvalConfig):
                                    "than this (0.05 = 5 points), significant or not. Default: only significant "
                                    "drops fail.")
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level (Holm-adjusted across models).")
+    margin: float | None = Field(None, gt=0, le=1, description="Non-inferiority margin (0.05 = 5 points): a model "
+                                 "passes only when its drop's upper confidence bound is below it; a drop of the "
+                                 "margin or more regresses, anything between is inconclusive.")
+    fail_on: Literal["regressed", "inconclusive"] = Field("regressed", description="'inconclusive' also fails "
+                                                          "models whose non-inferiority could not be shown.")
 
 
 @dataclass(frozen=True)
@@ -116,11 +121,12 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
     cfg = run.config
     models = run.model_ids
     passed, verdicts = judge(models, before.episodes, after.episodes, max_drop=cfg.max_drop, alpha=cfg.alpha,
-                             seed=cfg.seed)
+                             seed=cfg.seed, margin=cfg.margin, fail_on_inconclusive=cfg.fail_on == "inconclusive")
     rows = {v.model: {**v.to_json(), **side_figures(v.model, before.episodes, after.episodes)} for v in verdicts}
     return {
         "run_id": run.store.run_id, "run_dir": str(run.store.dir), "offline": run.offline, "models": models,
         "split": cfg.split, "epochs": cfg.epochs, "max_drop": cfg.max_drop, "alpha": cfg.alpha,
+        "margin": cfg.margin, "fail_on": cfg.fail_on,
         "baseline": {"definitions": cfg.baseline, "server": cfg.baseline_server or run.pool.spec.display,
                      "candidate": before.candidate},
         "candidate": {"definitions": cfg.candidate, "server": run.pool.spec.display, "candidate": after.candidate},

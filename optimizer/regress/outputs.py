@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.files import atomic_write
-from optimizer.gate import rule, verdict_text
+from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 
 SUFFIXES = (".json", ".junit.xml", ".md")
 
@@ -39,7 +39,7 @@ def check_outputs(paths: list[Path]) -> None:
 def junit(report: dict[str, Any]) -> str:
     """JUnit XML: a `regress` suite with one test case per model; a regression is a <failure> with the figures."""
     rows = report["results"]
-    failures = sum(not r["passed"] for r in rows.values())
+    failures = sum(not r["passed"] for r in rows.values())  # an inconclusive model fails only with --fail-on
     suite = ET.Element("testsuite", name="optimizer regress", tests=str(len(rows)), failures=str(failures),
                        errors="0", skipped="0")
     for model, row in rows.items():
@@ -59,7 +59,8 @@ def _figures(model: str, row: dict[str, Any]) -> str:
     return (f"{model}: {row['before']:.1%} -> {row['after']:.1%} ({row['delta']:+.1%}) on {row['n_tasks']} tasks, "
             f"{row['method']} p={row['p_value']:.3g}, Holm p={row.get('p_holm', 1.0):.3g}; "
             f"flipped down: {', '.join(row['flipped_down']) or 'none'}; "
-            f"flipped up: {', '.join(row['flipped_up']) or 'none'}; {row.get('reason', '')}")
+            f"flipped up: {', '.join(row['flipped_up']) or 'none'}; {row.get('reason', '')}; "
+            f"verdict {row.get('verdict', 'pass')}; {power_text(row)}")
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -70,19 +71,21 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["OFFLINE — simulated agents (sim:*), stand-ins for real models.", ""]
     if report.get("context"):
         lines += [f"Beside {', '.join(report['context'])} (client naming: {report['client_naming']}).", ""]
-    lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); {rule(report['max_drop'], report['alpha'])}.",
+    lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); {gate_rule(report)}.",
               "",
-              "| model | tasks | before | after | change | p (Holm) | pass^k before → after | steps | tokens | "
-              "flipped down | flipped up | verdict |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| model | tasks | before | after | change | p (Holm) | can see | pass^k before → after | steps | "
+              "tokens | flipped down | flipped up | verdict |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for model, r in report["results"].items():
         pass_k = r.get("pass_k") or {}
         steps, tokens = r.get("steps") or {}, r.get("tokens") or {}
         lines.append(
             f"| {model} | {r['n_tasks']} | {r['before']:.0%} | {r['after']:.0%} | {r['delta']:+.0%} | "
-            f"{r.get('p_holm', 1.0):.3g} | {pass_k.get('before', 0):.0%} → {pass_k.get('after', 0):.0%} | "
+            f"{r.get('p_holm', 1.0):.3g} | {power_text(r)} | "
+            f"{pass_k.get('before', 0):.0%} → {pass_k.get('after', 0):.0%} | "
             f"{steps.get('before', 0):g} → {steps.get('after', 0):g} | "
             f"{tokens.get('before', 0):,.0f} → {tokens.get('after', 0):,.0f} | "
             f"{', '.join(r['flipped_down']) or '–'} | {', '.join(r['flipped_up']) or '–'} | "
-            f"{verdict_text(r['passed'], r['reason'])} |")
-    return "\n".join(lines) + "\n"
+            f"{verdict_text(r)} |")
+    note = underpowered_note(report["results"])
+    return "\n".join(lines + ([note] if note else [])) + "\n"
