@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
      "optimizer.task_check"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.episode",
-     "optimizer.task_generate", "optimizer.task_offline", "optimizer.task_explore",
+     "optimizer.task_generate", "optimizer.task_offline", "optimizer.task_explore", "optimizer.html_report",
      "optimizer.context",
      "optimizer.evaluate"),
     # 4: one owner of an open run

@@ -70,7 +70,7 @@ def test_same_seed_gives_byte_identical_results_in_another_process(
     outputs = []
     for run, cli in (("one", run_cli), ("two", run_cli_process)):
         result = cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
-                     "--run-id", run, "--seed", "7", "--epochs", "2",
+                     "--run-id", run, "--seed", "7", "--epochs", "2", "--server-instances", "1",
                      "--models", "sim:lexical?noise=0.3,sim:skim?noise=0.3", "--json")
         assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)

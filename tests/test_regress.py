@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.browser import CHROMIUM, colours, screenshot
 
 from optimizer.gate import judge
 from optimizer.store import StoredEpisode
@@ -88,6 +90,14 @@ def test_a_margin_fails_a_drop_the_significance_test_cannot_see(regress: Cli, tm
         assert row["detectable_drop"] > 0.05 and row["tasks_needed"] > 20
     markdown = (tmp_path / "out/verdict.md").read_text(encoding="utf-8")
     assert "non-inferiority" in markdown and "UNDERPOWERED" in markdown and "Underpowered for" in markdown
+    page = Path(report["report_html"])
+    assert page.exists() and "Changed definitions" in page.read_text(encoding="utf-8")
+    assert f"report: {page}" in result.stdout.replace("\n", "")  # the last thing regress prints
+    if CHROMIUM is not None:
+        shot = tmp_path / "regress.png"
+        console = screenshot(page, shot)
+        assert not [m for m in console if re.search(r"error|uncaught|warn", m, re.IGNORECASE)], console
+        assert colours(shot) > 50
 
 
 @pytest.mark.slow

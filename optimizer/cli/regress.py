@@ -76,3 +76,4 @@ def _print(report: dict[str, Any]) -> None:
     if note:
         out.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)
     out.print("[bold green]PASSED[/]" if report["passed"] else "[bold red]REGRESSION[/]")
+    out.print(f"report: {escape(report['report_html'])}")

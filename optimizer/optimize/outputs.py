@@ -12,6 +12,7 @@ from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.optimize.diagnosis import failure_modes
+from optimizer.optimize.report_html import write_report_html
 from optimizer.optimize.rounds import Outcome, Scored
 from optimizer.optimize.tokens import tokens_per_tool
 from optimizer.patch import definitions_diff, save_overlay
@@ -149,7 +150,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
 
 
 def write_outputs(outcome: Outcome) -> dict[str, Any]:
-    """Write overlay.json, winning.patch, summary.json and report.md; return the summary."""
+    """Write overlay.json, winning.patch, summary.json, report.md and report.html; return the summary."""
     run = outcome.run
     directory = run.store.dir
     save_overlay(directory / "overlay.json", outcome.winner.candidate)
@@ -157,8 +158,10 @@ def write_outputs(outcome: Outcome) -> dict[str, Any]:
     atomic_write(directory / "winning.patch", patch)
     data = summary(outcome)
     data["source_patch"] = _source_patch(outcome)
+    data["report_html"] = str(directory / "report.html")
     run.store.write_json("summary.json", data)
     atomic_write(directory / "report.md", report_markdown(outcome, data, patch))
+    write_report_html(outcome, data)
     run.store.export_transcripts()
     return data
 

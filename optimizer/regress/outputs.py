@@ -10,6 +10,7 @@ from typing import Any
 
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
+from optimizer.html_report import Bar, Change, Page, render
 
 SUFFIXES = (".json", ".junit.xml", ".md")
 
@@ -89,3 +90,22 @@ def markdown(report: dict[str, Any]) -> str:
             f"{verdict_text(r)} |")
     note = underpowered_note(report["results"])
     return "\n".join(lines + ([note] if note else [])) + "\n"
+
+
+def write_report_html(run_dir: Path, report: dict[str, Any], confusions: dict[str, dict[str, dict[str, int]]],
+                      changes: list[Change]) -> Path:
+    """runs/<id>/report.html for a regress run (`optimizer.html_report`): accuracy before and after per model with
+    intervals, the gate with what it can see, the confusion heat maps, the candidate's changes, the flipped tasks."""
+    rows = report["results"]
+    bars = [Bar(model, report["split"], side, round(row[side] * row["n_tasks"]), row["n_tasks"])
+            for model, row in rows.items() for side in ("before", "after")]
+    facts = [f"baseline: {report['baseline']['definitions']} on {report['baseline']['server']}",
+             f"candidate: {report['candidate']['definitions']} on {report['candidate']['server']}",
+             f"{report['split']} tasks, {report['epochs']} epoch(s); models: {', '.join(report['models'])}",
+             "verdict: " + ("PASSED" if report["passed"] else "REGRESSION")]
+    page = Page(title=f"Regression check {report['run_id']}", offline=report["offline"], facts=facts, bars=bars,
+                gate_rule=gate_rule(report), gate_rows=rows, confusion=confusions, changes=changes,
+                flipped={m: {"up": r["flipped_up"], "down": r["flipped_down"]} for m, r in rows.items()})
+    path = run_dir / "report.html"
+    atomic_write(path, render(page))
+    return path

@@ -1,0 +1,60 @@
+"""The optimize run's report.html (`optimizer.html_report`), gathered from the outcome and summary.json's data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from optimizer.files import atomic_write
+from optimizer.gate import gate_rule
+from optimizer.html_report import Bar, Page, changes_of, render
+from optimizer.optimize.rounds import Outcome
+from optimizer.scoring import confusion
+from optimizer.search import SearchError, load_trials
+
+
+def write_report_html(outcome: Outcome, data: dict[str, Any]) -> Path:
+    """Write runs/<id>/report.html; return its path."""
+    run = outcome.run
+    models = data["models"]
+    bars = [Bar(model, split, side, data[side][split][model]["passed"], data[side][split][model]["n"])
+            for model in models for split in ("train", "heldout") for side in ("baseline", "winner")]
+    facts = [f"server: {data['server']}", f"models: {', '.join(models)}; proposer: {data['proposer']}",
+             f"tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out; "
+             f"stopped: {data['stop_reason']}",
+             f"gate: {'PASSED' if data['gate']['passed'] else 'FAILED'}; definition tokens "
+             f"{data['definition_tokens']['baseline']:,} → {data['definition_tokens']['winner']:,}"]
+    storage = outcome.config.storage or f"sqlite:///{run.store.dir / 'run.db'}"
+    page = Page(
+        title=f"Optimization run {data['run_id']}", offline=data["offline"], facts=facts, bars=bars,
+        gate_rule=gate_rule(data["gate"]), gate_rows=data["gate"]["models"],
+        rounds=[_trials(storage, f"optimize-{run.store.run_id}-r{r['round']}") for r in data["rounds"]],
+        points=_points(data), confusion={
+            "baseline": confusion((o.expected_first, o.chosen_first) for o in outcome.heldout_before.outcomes
+                                  if o.expected_first),
+            "winner": confusion((o.expected_first, o.chosen_first) for o in outcome.heldout_after.outcomes
+                                if o.expected_first)},
+        changes=changes_of(run.catalog, outcome.winner.candidate),
+        flipped={m: {"up": v["flipped_up"], "down": v["flipped_down"]} for m, v in data["gate"]["models"].items()})
+    path = run.store.dir / "report.html"
+    atomic_write(path, render(page))
+    return path
+
+
+def _trials(storage: str, study: str) -> list[dict[str, Any]]:
+    try:
+        return load_trials(storage, study)
+    except SearchError:  # a round that proposed nothing valid has no study
+        return []
+
+
+def _points(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Train accuracy of every front member of every round, and the scored candidates on held-out (mean over
+    models)."""
+    points = [{"label": f"round {r['round']}: {m['candidate']}", "tokens": m["tokens"], "accuracy": m["accuracy"],
+               "split": "train"} for r in data["rounds"] for m in r.get("front") or []]
+    for c in data.get("candidates") or []:
+        cells = list(c["heldout"].values())
+        points.append({"label": c["id"] + (" (winner)" if c["selected"] else ""), "tokens": c["tokens"],
+                       "accuracy": sum(x["accuracy"] for x in cells) / max(1, len(cells)), "split": "heldout"})
+    return points
