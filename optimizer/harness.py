@@ -10,6 +10,7 @@ errors raised while the run is open become RunErrors that say how to continue.
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from optimizer.models.base import AgentModel, ModelAccessError, ModelSpecError, 
 from optimizer.patch import load_overlay
 from optimizer.prices import PriceError, PriceTable, load_prices
 from optimizer.prompt_files import load_prompt
+from optimizer.search import SearchError, check_storage
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.store import RunStore, StoreError
 from optimizer.tasks import Task, TaskError, TaskSet, load_tasks
@@ -89,24 +91,35 @@ async def open_harness(
     config: ConfigT | None, config_type: type[ConfigT], *, runs_dir: Path, run_id: str | None = None,
     resume: str | None = None, overrides: dict[str, Any] | None = None, progress: Progress | None = None,
 ) -> AsyncIterator[Harness[ConfigT]]:
-    """Check everything, open the store, the providers and the server pool; close them all on exit."""
+    """Check everything, open the store, the providers and the server pool; close them all on exit. A new run
+    that fails its checks leaves no directory behind; a resume of a run another command made is refused."""
     try:
         store = RunStore.open_existing(runs_dir, resume) if resume else RunStore.create(runs_dir, run_id)
     except StoreError as exc:
         raise RunError(str(exc)) from None
+    opened = False
     try:
+        kind = store.get_meta("command")
+        if kind is not None and kind != config_type.__name__:
+            raise RunError(f"run {store.run_id} was made by `{_COMMANDS.get(kind, kind)}`, not "
+                           f"`{_COMMANDS.get(config_type.__name__, config_type.__name__)}`; resume it with that "
+                           "command")
         resolved = resolve_config(config, store.get_meta("config"), config_type, run_id=store.run_id,
                                   overrides=overrides)
+        _check_settings(resolved)
         providers = Providers(ProviderSettings(max_connections=resolved.max_connections, thinking=resolved.thinking,
                                                openai_base_url=resolved.openai_base_url, batch=resolved.batch,
                                                tool_search=resolved.tool_search))
         try:
             async with _opened(resolved, store, providers, progress) as harness:
+                opened = True
                 yield harness
         finally:
             await providers.close()
     finally:
         store.close()
+        if not opened and not resume:
+            shutil.rmtree(store.dir, ignore_errors=True)  # nothing ran: do not leave an empty run behind
 
 
 @contextlib.asynccontextmanager
@@ -119,6 +132,7 @@ async def _opened(
     models = [BudgetedAgent(m, budget) for m in models] if budget else models
     await _check_access(models)
     store.set_meta("config", config.model_dump())
+    store.set_meta("command", type(config).__name__)
     async with _pool(config, store) as pool, _context(config, store) as context:
         catalog = await pool.list_tools()
         notices = _safety(catalog, config)
@@ -226,6 +240,19 @@ async def _check_access(models: Sequence[AgentModel]) -> None:
             raise RunError(f"{model.id}: {exc}") from None
         except ModelUnavailable as exc:
             raise RunError(f"{model.id}: the API is not answering ({exc}); nothing was run") from None
+
+
+_COMMANDS = {"EvalConfig": "optimizer eval", "OptimizeConfig": "optimize", "RegressConfig": "optimizer regress"}
+
+
+def _check_settings(config: EvalConfig) -> None:
+    """Settings that can be checked before anything is spent (today: the search's storage URL)."""
+    storage = getattr(config, "storage", None)
+    if storage:
+        try:
+            check_storage(storage)
+        except SearchError as exc:
+            raise RunError(f"--storage: {exc}") from None
 
 
 def _safety(catalog: Catalog, config: EvalConfig) -> list[str]:

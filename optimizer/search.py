@@ -32,6 +32,7 @@ import optuna
 from optuna.storages import BaseStorage, InMemoryStorage, RDBStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, Trial, TrialState
+from sqlalchemy.exc import SQLAlchemyError
 
 from optimizer.definitions import Candidate, Scheme
 from optimizer.patch import overlay_from_json
@@ -165,11 +166,21 @@ def _quiet() -> Iterator[None]:
 
 
 def _storage(url: str) -> BaseStorage:
+    """The storage behind a URL; raises SearchError saying why it cannot be opened."""
     if url == MEMORY_STORAGE:
         return InMemoryStorage()
     kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
-    with _quiet():
-        return RDBStorage(url, engine_kwargs=kwargs)
+    try:
+        with _quiet():
+            return RDBStorage(url, engine_kwargs=kwargs)
+    except (SQLAlchemyError, ValueError, ImportError) as exc:
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise SearchError(f"cannot open the study storage {url!r}: {reason}") from None
+
+
+def check_storage(url: str) -> None:
+    """Open and close the storage (made if missing, as a search would); raises SearchError when it cannot be."""
+    _close(_storage(url))
 
 
 def _close(storage: BaseStorage) -> None:

@@ -17,6 +17,8 @@ import shutil
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,7 +253,8 @@ class ServerPool:
         except ServerError as exc:
             raise ServerError(self._explain(str(exc))) from None
         except Exception as exc:  # noqa: BLE001 - every start failure becomes one readable paragraph
-            raise ServerError(self._explain(_describe(exc))) from None
+            refused = await _http_refusal(self.spec) if self.spec.url else None
+            raise ServerError(self._explain(refused or _describe(exc))) from None
         self._connections.append(conn)
         return conn
 
@@ -385,6 +388,35 @@ def _result_text(content: list[Any], structured: Any) -> str:
     if not parts and structured is not None:
         parts.append(json.dumps(structured, sort_keys=True, ensure_ascii=False))
     return "\n".join(parts)
+
+
+async def _http_refusal(spec: ServerSpec) -> str | None:
+    """After an HTTP connection failed: when the URL answers 401 or 403, say so and what to give (the SDK's own
+    error does not carry the status). None for any other answer."""
+    status = await asyncio.to_thread(_status_of, str(spec.url), dict(spec.headers))
+    if status == 401:
+        given = "the --header credentials were not accepted" if spec.headers else "no credentials were given"
+        return (f"the server answered HTTP 401 Unauthorized ({given}); pass them with --header, e.g. "
+                "--header 'Authorization: Bearer <token>'")
+    if status == 403:
+        return ("the server answered HTTP 403 Forbidden: the credentials were read but do not allow this; check "
+                "the token's scopes or the --header values")
+    return None
+
+
+def _status_of(url: str, headers: dict[str, str]) -> int | None:
+    """The HTTP status an MCP initialize request to `url` gets, or None when nothing answers."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "optimizer", "version": "0"}}})
+    request = urllib.request.Request(url, data=body.encode(), method="POST", headers={
+        **headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - the user's own server URL
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
 
 
 def _describe(exc: BaseException) -> str:
