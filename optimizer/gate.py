@@ -78,10 +78,10 @@ def _round(value: float | None, digits: int = 4) -> float | None:
 def rule(max_drop: float | None, alpha: float, margin: float | None = None, fail_on_inconclusive: bool = False
          ) -> str:
     """The gate's rule in words, the same for `optimize` and `regress` outputs."""
-    cap = f"a drop over {max_drop:.0%} or " if max_drop is not None else ""
+    cap = f"a drop over {max_drop * 100:.0f} pts or " if max_drop is not None else ""
     text = f"fails on {cap}a significant drop (Holm-adjusted across models, alpha {alpha})"
     if margin is not None:
-        text += (f"; passes only when a drop of {margin:.0%} or more is ruled out (non-inferiority), "
+        text += (f"; passes only when a drop of {margin * 100:.0f} pts or more is ruled out (non-inferiority), "
                  + ("inconclusive fails" if fail_on_inconclusive else "inconclusive is reported, not failed"))
     return text
 
@@ -109,10 +109,20 @@ def underpowered_note(rows: Mapping[str, Mapping[str, Any]]) -> str:
             "fix it (the 'can see' column gives about how many); more epochs only help when the agents vary.")
 
 
+def change_text(row: Mapping[str, Any], alpha: float) -> str:
+    """What the paired test says of a model's change, so that a pass is not read as proof of a gain."""
+    delta, significant = row["delta"], row["p_holm"] < alpha
+    if abs(delta) < 1e-12:
+        return "no change"
+    if delta > 0:
+        return "significant gain" if significant else "gain not significant"
+    return "significant drop" if significant else "drop not significant"
+
+
 def power_text(row: Mapping[str, Any]) -> str:
     """What a model's test could see, in words: `detects ≥ 24%`, with `UNDERPOWERED (~420 tasks)` when it is."""
     drop = row.get("detectable_drop")
-    seen = f"detects ≥ {drop:.0%}" if drop is not None else "detects no drop"
+    seen = f"detects ≥ {drop * 100:.0f} pts" if drop is not None else "detects no drop"
     if not row.get("underpowered"):
         return seen
     needed = row.get("tasks_needed")
@@ -156,16 +166,18 @@ def judge(
         dropped = max_drop is not None and c.delta < -max_drop - 1e-12
         significant = c.delta < 0 and p_holm < alpha
         beyond = margin is not None and -c.delta >= margin - 1e-12
-        reason = (f"accuracy dropped {-c.delta:.1%} (more than --max-drop {max_drop or 0:.1%})" if dropped
+        reason = (f"accuracy dropped {-c.delta * 100:.1f} pts (more than --max-drop {(max_drop or 0) * 100:.1f} pts)"
+                  if dropped
                   else f"significant drop (Holm p={p_holm:.3g} < {alpha})" if significant
-                  else f"accuracy dropped {-c.delta:.1%}, at least the margin {margin or 0:.1%}" if beyond
+                  else f"accuracy dropped {-c.delta * 100:.1f} pts, at least the margin {(margin or 0) * 100:.1f} pts"
+                  if beyond
                   else "no regression")
         verdict: Verdict = "regressed" if dropped or significant or beyond else "pass"
         drop_upper = tested[model][1] if margin else None
         if verdict == "pass" and margin is not None and adjusted_ni[model] >= alpha:
             verdict = "inconclusive"
-            reason = (f"inconclusive: a drop of up to {max(drop_upper or 0.0, 0.0):.1%} is not ruled out "
-                      f"(margin {margin:.1%}, Holm p={adjusted_ni[model]:.3g})")
+            reason = (f"inconclusive: a drop of up to {max(drop_upper or 0.0, 0.0) * 100:.1f} pts is not ruled out "
+                      f"(margin {margin * 100:.1f} pts, Holm p={adjusted_ni[model]:.3g})")
         seen = _detectable(outcomes[model], c, alpha / len(present))
         target = margin if margin is not None else max_drop if max_drop else -c.delta if c.delta < 0 else None
         underpowered = target is not None and (seen[0] is None or seen[0] > target + 1e-12)

@@ -22,6 +22,7 @@ from plotly.subplots import make_subplots
 
 from optimizer.definitions import Candidate, Catalog, apply
 from optimizer.scoring import wilson
+from optimizer.text import points
 
 NO_TOOL = "(no tool)"
 _COLORS = {"baseline": "#8c8c8c", "winner": "#1f77b4", "before": "#8c8c8c", "after": "#1f77b4"}
@@ -145,7 +146,7 @@ def _gate(page: Page) -> str:
             seen += " — UNDERPOWERED" + (f" (~{row['tasks_needed']:,} tasks)" if row.get("tasks_needed") else "")
         verdict = row.get("verdict", "pass" if row["passed"] else "regressed")
         rows.append(f"<tr class=\"{_e(verdict)}\"><td>{_e(model)}</td><td>{row['n_tasks']}</td>"
-                    f"<td>{row['before']:.0%}</td><td>{row['after']:.0%}</td><td>{row['delta']:+.0%}</td>"
+                    f"<td>{row['before']:.0%}</td><td>{row['after']:.0%}</td><td>{points(row['delta'])}</td>"
                     f"<td>{row['p_holm']:.3g}</td><td>{_e(seen)}</td><td>{_e(verdict)}: {_e(row['reason'])}</td></tr>")
     return _section("Gate", f"<p>{_e(page.gate_rule)}</p><table>{head}{''.join(rows)}</table>")
 

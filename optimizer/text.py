@@ -63,3 +63,8 @@ def estimate_tokens(text: str) -> int:
     if not text:
         return 0
     return max(1, round(max(len(text.split()) * 1.3, len(text) / 4)))
+
+
+def points(delta: float, digits: int = 0) -> str:
+    """An accuracy change in percentage points, signed: +0.33 -> "+33 pts" (not "+33%", which reads as relative)."""
+    return f"{delta * 100:+.{digits}f} pts"

@@ -33,7 +33,7 @@ def test_no_change_passes_every_model() -> None:
 def test_any_drop_fails_at_max_drop_zero_but_not_without_a_margin() -> None:
     before, after = flips(10, 1)
     passed, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after), max_drop=0.0)
-    assert not passed and verdict.delta == -0.1 and "more than --max-drop 0.0%" in verdict.reason
+    assert not passed and verdict.delta == -0.1 and "dropped 10.0 pts (more than --max-drop 0.0 pts)" in verdict.reason
     passed, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after), max_drop=None)
     assert passed and verdict.p_value > 0.05 and verdict.flipped_down == ("t00",)
 

@@ -17,10 +17,11 @@ from optimizer.cli.options import config_options, option, run_options, with_opti
 from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
 from optimizer.config import RunError
-from optimizer.gate import power_text, underpowered_note
+from optimizer.gate import change_text, power_text, underpowered_note
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
+from optimizer.text import points
 
 CHOICE_OPTIONS = [
     models_option(None, "Comma-separated models (default: Claude when ANTHROPIC_API_KEY is set; --offline for "
@@ -72,12 +73,13 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
         for split in ("train", "heldout"):
             b, w = data["baseline"][split][model], data["winner"][split][model]
             table.add_row(model, split, f"{b['passed']}/{b['n']}", f"{w['passed']}/{w['n']}",
-                          f"{w['accuracy'] - b['accuracy']:+.0%}")
+                          points(w['accuracy'] - b['accuracy']))
     console.print(table)
     gate = data["gate"]
     verdict = "[green]PASSED[/]" if gate["passed"] else "[red]FAILED[/]"
     console.print(f"gate: {verdict}  " + ", ".join(
-        f"{m} {v['delta']:+.0%} (Holm p={v['p_holm']:.3g}; {escape(power_text(v))}; {v['verdict']})"
+        f"{m} {points(v['delta'])}, {change_text(v, gate['alpha'])} (Holm p={v['p_holm']:.3g}; "
+        f"{escape(power_text(v))}; {v['verdict']})"
         for m, v in gate["models"].items()))
     note = underpowered_note(gate["models"])
     if note:

@@ -22,6 +22,7 @@ from optimizer.gate import power_text, underpowered_note, verdict_text
 from optimizer.models.base import ModelSpecError
 from optimizer.regress import RegressConfig, run_regress
 from optimizer.regress.outputs import check_outputs, markdown, write
+from optimizer.text import points
 
 REGRESS_OPTIONS = [
     models_option(None, MODELS_HELP),
@@ -68,7 +69,7 @@ def _print(report: dict[str, Any]) -> None:
         table.add_column(column)
     for model, r in report["results"].items():
         verdict = escape(verdict_text(r))
-        table.add_row(model, str(r["n_tasks"]), f"{r['before']:.0%}", f"{r['after']:.0%}", f"{r['delta']:+.0%}",
+        table.add_row(model, str(r["n_tasks"]), f"{r['before']:.0%}", f"{r['after']:.0%}", points(r['delta']),
                       f"{r.get('p_holm', 1.0):.3g}", escape(power_text(r)), ", ".join(r["flipped_down"]) or "–",
                       f"[bold red]{verdict}[/]" if not r["passed"] else verdict)
     out.print(table)

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from optimizer.evaluate import Outcome
+from optimizer.text import points
 
 OFFLINE_LABEL = "OFFLINE — simulated agents (sim:*), stand-ins for real models"
 PIPED_WIDTH = 140
@@ -88,7 +89,7 @@ def print_eval(console: Console, report: dict[str, Any]) -> None:
                      f"{row['ci_low']:.0%}–{row['ci_high']:.0%}"]
             if alone:
                 solo = alone[model][split]
-                cells += [f"{solo['passed']}/{solo['n']}", f"{row['accuracy'] - solo['accuracy']:+.0%}"]
+                cells += [f"{solo['passed']}/{solo['n']}", points(row['accuracy'] - solo['accuracy'])]
             table.add_row(*cells)
     console.print(table)
     for model, matrix in report["confusion"].items():

@@ -20,6 +20,7 @@ from optimizer.prices import PriceTable, load_prices
 from optimizer.scoring import accuracy_table, confusion
 from optimizer.source import source_patch
 from optimizer.store import StoredEpisode
+from optimizer.text import points
 
 OFFLINE_BANNER = "OFFLINE — results from simulated agents (sim:*), stand-ins for real models."
 
@@ -242,7 +243,7 @@ def _accuracy_section(data: dict[str, Any]) -> list[str]:
         for split in ("train", "heldout"):
             b, w = data["baseline"][split][model], data["winner"][split][model]
             lines.append(f"| {model} | {split} | {b['passed']}/{b['n']} ({b['accuracy']:.0%}) | "
-                         f"{w['passed']}/{w['n']} ({w['accuracy']:.0%}) | {w['accuracy'] - b['accuracy']:+.0%} |")
+                         f"{w['passed']}/{w['n']} ({w['accuracy']:.0%}) | {points(w['accuracy'] - b['accuracy'])} |")
     return lines + [""]
 
 
@@ -253,7 +254,7 @@ def _gate_section(data: dict[str, Any]) -> list[str]:
              "| model | tasks | before | after | change | p | p (Holm) | test | can see | verdict | flipped up | "
              "flipped down |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for model, v in gate["models"].items():
-        lines.append(f"| {model} | {v['n_tasks']} | {v['before']:.0%} | {v['after']:.0%} | {v['delta']:+.0%} | "
+        lines.append(f"| {model} | {v['n_tasks']} | {v['before']:.0%} | {v['after']:.0%} | {points(v['delta'])} | "
                      f"{v['p_value']:.3g} | {v['p_holm']:.3g} | {v['method']} | {power_text(v)} | {verdict_text(v)} | "
                      f"{', '.join(v['flipped_up']) or '–'} | {', '.join(v['flipped_down']) or '–'} |")
     return lines + [underpowered_note(gate["models"]), ""]

@@ -11,6 +11,7 @@ from typing import Any
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.html_report import Bar, Change, Page, render
+from optimizer.text import points
 
 SUFFIXES = (".json", ".junit.xml", ".md")
 
@@ -57,7 +58,8 @@ def junit(report: dict[str, Any]) -> str:
 
 
 def _figures(model: str, row: dict[str, Any]) -> str:
-    return (f"{model}: {row['before']:.1%} -> {row['after']:.1%} ({row['delta']:+.1%}) on {row['n_tasks']} tasks, "
+    return (f"{model}: {row['before']:.1%} -> {row['after']:.1%} ({points(row['delta'], 1)}) "
+            f"on {row['n_tasks']} tasks, "
             f"{row['method']} p={row['p_value']:.3g}, Holm p={row.get('p_holm', 1.0):.3g}; "
             f"flipped down: {', '.join(row['flipped_down']) or 'none'}; "
             f"flipped up: {', '.join(row['flipped_up']) or 'none'}; {row.get('reason', '')}; "
@@ -81,7 +83,7 @@ def markdown(report: dict[str, Any]) -> str:
         pass_k = r.get("pass_k") or {}
         steps, tokens = r.get("steps") or {}, r.get("tokens") or {}
         lines.append(
-            f"| {model} | {r['n_tasks']} | {r['before']:.0%} | {r['after']:.0%} | {r['delta']:+.0%} | "
+            f"| {model} | {r['n_tasks']} | {r['before']:.0%} | {r['after']:.0%} | {points(r['delta'])} | "
             f"{r.get('p_holm', 1.0):.3g} | {power_text(r)} | "
             f"{pass_k.get('before', 0):.0%} → {pass_k.get('after', 0):.0%} | "
             f"{steps.get('before', 0):g} → {steps.get('after', 0):g} | "
