@@ -92,12 +92,13 @@ async def open_harness(
     resume: str | None = None, overrides: dict[str, Any] | None = None, progress: Progress | None = None,
 ) -> AsyncIterator[Harness[ConfigT]]:
     """Check everything, open the store, the providers and the server pool; close them all on exit. A new run
-    that fails its checks leaves no directory behind; a resume of a run another command made is refused."""
+    that stops before its first episode leaves no directory behind; a resume of a run another command made is
+    refused."""
     try:
         store = RunStore.open_existing(runs_dir, resume) if resume else RunStore.create(runs_dir, run_id)
     except StoreError as exc:
         raise RunError(str(exc)) from None
-    opened = False
+    opened = finished = False
     try:
         kind = store.get_meta("command")
         if kind is not None and kind != config_type.__name__:
@@ -114,11 +115,13 @@ async def open_harness(
             async with _opened(resolved, store, providers, progress) as harness:
                 opened = True
                 yield harness
+                finished = True
         finally:
             await providers.close()
     finally:
+        empty = not resume and not finished and (not opened or next(iter(store.episodes()), None) is None)
         store.close()
-        if not opened and not resume:
+        if empty:
             shutil.rmtree(store.dir, ignore_errors=True)  # nothing ran: do not leave an empty run behind
 
 

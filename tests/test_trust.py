@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.cli import CLI_ENV, cli_command
+from helpers.run_db import count_episodes
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
@@ -74,3 +80,24 @@ def test_an_http_server_that_refuses_says_so_and_points_at_header(
     finally:
         server.shutdown()
     assert result.returncode == 2 and said in result.stderr and "--header" in result.stderr
+
+
+def test_ctrl_c_says_how_to_resume(tmp_path: Path) -> None:
+    proc = subprocess.Popen([*cli_command(), "eval", "--server", SUPPORT, "--tasks", TASKS, "--models",
+                             "sim:lexical?latency_ms=40", "--runs-dir", str(tmp_path), "--run-id", "stopped",
+                             "--max-connections", "1", "--server-instances", "1"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **CLI_ENV}, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and count_episodes(tmp_path / "stopped" / "run.db") < 3:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "continue with the same command and --resume stopped" in err
+
+
+def test_optimize_without_held_out_tasks_is_refused_before_the_baseline(run_cli: Cli, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    result = run_cli("--server", SUPPORT, "--tasks", TASKS, "--offline", "--heldout", "0", "--runs-dir", str(runs),
+                     "--server-instances", "1", script="optimize")
+    assert result.returncode == 2 and "no held-out tasks" in result.stderr and not list(runs.glob("*"))

@@ -97,4 +97,5 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
                       "field(s) not located — listed in report.md)")
     console.print(f"review: {run_dir}/report.md · patch: {run_dir}/winning.patch · overlay: {run_dir}/overlay.json"
                   f" · summary: {run_dir}/summary.json")
+    console.print(f"decide what ships: optimizer review {run_dir}")
     console.print(f"report: {data['report_html']}")

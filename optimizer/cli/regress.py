@@ -19,6 +19,7 @@ from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
 from optimizer.config import RunError
 from optimizer.gate import power_text, underpowered_note, verdict_text
+from optimizer.models import OFFLINE_DEFAULT
 from optimizer.models.base import ModelSpecError
 from optimizer.regress import RegressConfig, run_regress
 from optimizer.regress.outputs import check_outputs, markdown, write
@@ -26,6 +27,8 @@ from optimizer.text import points
 
 REGRESS_OPTIONS = [
     models_option(None, MODELS_HELP),
+    option("offline", bool, False, ["--offline"], "Only the simulated agents (sim:lexical,sim:skim unless --models "
+           "names other sim: agents); no API calls. Results are labelled OFFLINE."),
     option("outputs", list[Path] | None, None, ["-o", "--output"], "Write the verdict: FILE.json, FILE.junit.xml or "
            "FILE.md (repeatable).", env=False),
 ]
@@ -41,8 +44,14 @@ def regress_command(**options: Any) -> None:
     with exits_on_errors(RunError, ModelSpecError, ValueError, OSError):
         check_outputs(outputs or [])
         if not resume or options["server"] or options["tasks"]:
+            if options["offline"]:
+                options["models"] = options["models"] or ",".join(OFFLINE_DEFAULT)
+                if any(not m.strip().startswith("sim:") for m in options["models"].split(",")):
+                    raise RunError("--offline runs only simulated agents (sim:…); drop --offline or the other "
+                                   "--models")
             if options["server"] is None or options["tasks"] is None or options["models"] is None:
-                raise RunError("--server, --tasks and --models are required (or --resume RUN_ID alone)")
+                raise RunError("--server, --tasks and --models (or --offline) are required (or --resume RUN_ID "
+                               "alone)")
             config = build_config(RegressConfig, options)
         progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
         with progress:

@@ -53,15 +53,21 @@ class EvalProgress:
         )
         self._task: Any = None
         self.cached = 0
+        self.run_id: str | None = None
+        self._console = console
 
     def __enter__(self) -> EvalProgress:
         self._bar.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self._bar.__exit__(None, None, None)
+        if kind is not None and issubclass(kind, KeyboardInterrupt) and self.run_id:
+            self._console.print(f"[yellow]interrupted:[/] finished episodes are saved; continue with the same "
+                                f"command and --resume {self.run_id}", soft_wrap=True)
 
     def start(self, run: Any, total: int) -> None:
+        self.run_id = run.store.run_id
         label = f"eval {run.store.run_id}" + (" [OFFLINE]" if run.offline else "")
         self._task = self._bar.add_task(label, total=total or None, accuracy="–", cached=0)
 

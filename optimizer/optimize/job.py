@@ -73,6 +73,9 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     train, heldout = run.taskset.split("train"), run.taskset.split("heldout")
     if not train:
         raise RunError("no train tasks: lower --heldout, or mark fewer tasks `split: heldout`")
+    if not heldout:
+        raise RunError("no held-out tasks: the gate compares baseline and winner on them; raise --heldout, or mark "
+                       "some tasks `split: heldout`")
     screen = Screen(run.catalog, train, allow_leakage=config.allow_leakage, max_tokens=config.max_definition_tokens)
     baseline = best = await score(run, run.candidate, train)
     rounds: list[RoundLog] = []

@@ -208,10 +208,12 @@ def _cost_section(data: dict[str, Any]) -> list[str]:
     """Totals, USD to 4 decimals, a line per model when there are several, unpriced models and the price source."""
     c, episodes = data["cost"], data["episodes"]
     offline = " (offline agents cost nothing)" if data["offline"] else ""
+    estimated = " (estimated: the simulated agents send no real request)" if data["offline"] else ""
+    total = episodes["run"] + episodes["cached"]
     lines = ["## Cost", "", f"Input tokens {c['input_tokens']:,}, output {c['output_tokens']:,}, "
-             f"cache reads {c['cache_read_tokens']:,}, cache writes {c.get('cache_write_tokens', 0):,}; "
-             f"{episodes['run']} episodes run, {episodes['cached']} cached, {episodes['infra_errors']} infrastructure "
-             f"errors; USD {c['usd']:.4f}{offline}", ""]
+             f"cache reads {c['cache_read_tokens']:,}, cache writes {c.get('cache_write_tokens', 0):,}{estimated}; "
+             f"episodes: {episodes['run']} run now, {episodes['cached']} from cache, {total} in all, "
+             f"{episodes['infra_errors']} infrastructure errors; USD {c['usd']:.4f}{offline}", ""]
     by_model = c.get("by_model", {})
     if len(by_model) > 1:
         for model, row in by_model.items():
