@@ -10,8 +10,11 @@ timeout produces an error result the agent sees, like any other tool failure.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
+import logging
+import re
 import shlex
 import shutil
 import sys
@@ -101,6 +104,35 @@ class ServerSpec:
         return path.parent.name if path.stem in {"server", "main", "__main__"} else path.stem
 
 
+class _NotMcpLines(logging.Handler):
+    """Keeps the stdout lines the SDK could not parse as JSON-RPC (it logs a traceback for each) instead of printing
+    them: a server that prints anything but MCP on stdout is reported once, with its first lines quoted."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: collections.deque[str] = collections.deque(maxlen=3)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        error = record.exc_info[1] if record.exc_info else None
+        found = re.search(r"input_value=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")", str(error or ""))
+        if len(self.seen) < 3:
+            self.seen.append(found.group(1)[:120] if found else record.getMessage()[:120])
+
+    def lines(self) -> str:
+        """The first lines kept since the last call, comma-separated ("" when none)."""
+        text = ", ".join(self.seen)
+        self.seen.clear()
+        return text
+
+
+NOT_MCP = _NotMcpLines()
+NOT_MCP_GRACE = 3.0
+"""Seconds a server that printed non-MCP lines still gets to complete the handshake (a banner line is forgiven)."""
+_SDK_STDIO_LOG = logging.getLogger("mcp.client.stdio")
+_SDK_STDIO_LOG.addHandler(NOT_MCP)
+_SDK_STDIO_LOG.propagate = False
+
+
 @dataclass
 class CallOutcome:
     """One tool call's result as the agent will see it."""
@@ -152,11 +184,23 @@ class _Connection:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._run(ready, self._stop))
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
-            await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout)
+            while True:  # wait for the handshake; give up early once the server has printed something else
+                left = started + self.connect_timeout - loop.time()
+                try:
+                    await asyncio.wait_for(asyncio.shield(ready), max(0.0, min(left, 0.5)))
+                    break
+                except TimeoutError:
+                    if left <= 0.5 or (NOT_MCP.seen and loop.time() - started > NOT_MCP_GRACE):
+                        raise
         except TimeoutError:
             await self.stop()
+            foreign = NOT_MCP.lines()
             raise ServerError(
+                (f"the server wrote lines on stdout that are not MCP (JSON-RPC) and did not complete the handshake; "
+                 f"the first: {foreign}") if foreign else
                 f"the server did not complete the MCP handshake within {self.connect_timeout:g} s"
             ) from None
         self.generation += 1

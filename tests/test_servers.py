@@ -71,13 +71,23 @@ def test_server_that_exits_at_once_shows_its_stderr(tmp_path: Path) -> None:
     assert STDERR_LINE in log.read_text(encoding="utf-8")
 
 
-def test_program_that_is_not_mcp_fails_within_the_connect_timeout(tmp_path: Path) -> None:
+def test_program_that_is_not_mcp_is_named_with_its_first_lines_and_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pidfile = tmp_path / "not_mcp.pid"
     spec = ServerSpec(argv=(sys.executable, str(SERVERS / "not_mcp.py"), str(pidfile)))
-    message, elapsed = start_error(spec, connect_timeout=3, log_path=tmp_path / "server.log")
-    assert elapsed < 10
-    assert "handshake within 3 s" in message
+    message, elapsed = start_error(spec, connect_timeout=30, log_path=tmp_path / "server.log")
+    assert elapsed < 10  # it gives up soon after the first non-MCP line, not at the connect timeout
+    assert "lines on stdout that are not MCP" in message and "'hello 0', 'hello 1'" in message
     assert not alive(int(pidfile.read_text(encoding="utf-8")))  # the client stopped it
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_silent_program_fails_at_the_connect_timeout(tmp_path: Path) -> None:
+    script = tmp_path / "silent.py"
+    script.write_text("import sys\nsys.stdin.read()\n", encoding="utf-8")
+    message, elapsed = start_error(ServerSpec(argv=(sys.executable, str(script))), connect_timeout=2)
+    assert elapsed < 10 and "handshake within 2 s" in message
 
 
 def test_unreachable_url(free_port: Callable[[], int]) -> None:
