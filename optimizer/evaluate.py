@@ -64,6 +64,9 @@ class EvalResult:
     run: int = 0
     cached: int = 0
     infra_errors: int = 0
+    """episodes an infrastructure fault kept from being scored, after every retry"""
+    infra_retried: int = 0
+    """episodes an infrastructure fault (a server crash, an API that gave up) stopped at least once, then retried"""
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,8 @@ async def evaluate(
         workers = max(1, settings.max_connections) * 2 if attempt == 0 else 1
         jobs = await _run_jobs(jobs, call, store, exposed, candidate, settings, turn_slot, result, progress, workers,
                                search)
+        if attempt == 0:
+            result.infra_retried = len(jobs)
     result.infra_errors = len(jobs)
     result.outcomes.sort(key=lambda o: (o.model, o.split, o.task_id, o.epoch))
     return result

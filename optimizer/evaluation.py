@@ -53,7 +53,8 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         "cross_server": cross_server(result.outcomes),
         **({"tool_search": run.config.tool_search, "search": search_recall(result.outcomes),
             "unfound": unfound_queries(result.episodes)} if run.config.tool_search != "off" else {}),
-        "episodes": {"run": result.run, "cached": result.cached, "infra_errors": result.infra_errors},
+        "episodes": {"run": result.run, "cached": result.cached, "infra_errors": result.infra_errors,
+                     "infra_retried": result.infra_retried},
         "server_restarts": run.pool.restarts,
         "notices": run.notices,
     }

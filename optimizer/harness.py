@@ -54,7 +54,8 @@ class Harness(Generic[ConfigT]):
     progress: Progress | None = None
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     """How every episode of the run goes (system prompt, turns, blocked tools); read once when the run opens."""
-    episodes: dict[str, int] = field(default_factory=lambda: {"run": 0, "cached": 0, "infra_errors": 0})
+    episodes: dict[str, int] = field(default_factory=lambda: {"run": 0, "cached": 0, "infra_errors": 0,
+                                                              "infra_retried": 0})
     context: Context = field(default_factory=Context)
     """The servers standing beside the target (`--mcp-config`/`--context`, `--context-server`), opened."""
 

@@ -140,7 +140,8 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
         "candidate": {"definitions": cfg.candidate, "server": run.pool.spec.display, "candidate": after.candidate},
         "context": run.context.names, "client_naming": cfg.client_naming, "passed": passed, "results": rows,
         "episodes": {"run": before.run + after.run, "cached": before.cached + after.cached,
-                     "infra_errors": before.infra_errors + after.infra_errors},
+                     "infra_errors": before.infra_errors + after.infra_errors,
+                     "infra_retried": before.infra_retried + after.infra_retried},
     }
 
 
