@@ -170,9 +170,11 @@ class _Connection:
         command = self.spec.argv[0]
         if shutil.which(command) is None and not Path(command).exists():
             raise ServerError(f"the server command {command!r} was not found on PATH. Check --server.")
+        # Bytes that are not UTF-8 become U+FFFD, as clients show them; "strict" would drop the whole reply and
+        # turn the call into a timeout scored against the model.
         params = StdioServerParameters(
             command=command, args=list(self.spec.argv[1:]), env={**scrubbed_environ(), **self.spec.env},
-            cwd=self.spec.cwd,
+            cwd=self.spec.cwd, encoding_error_handler="replace",
         )
         if self.errlog is None:
             return params

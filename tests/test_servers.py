@@ -293,3 +293,19 @@ def test_environment_reaches_the_server() -> None:
             return await pool.call("echo", {"text": os.pathsep})
 
     assert asyncio.run(go()).text == os.pathsep
+
+
+def test_a_reply_with_bytes_that_are_not_utf8_still_reaches_the_agent(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [
+        {"id": "name", "prompt": "What name does the legacy system store for the customer?",
+         "expect": {"answer": "Jos", "tools": ["latin1_name"]}, "split": "train"}])
+    result = run_cli("eval", "--server", f"{sys.executable} {SERVERS / 'bad_utf8.py'}", "--tasks", tasks, "--models",
+                     "sim:lexical", "--runs-dir", tmp_path / "runs", "--server-instances", "1", "--tool-timeout", "5",
+                     "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["results"]["sim:lexical"]["train"]["passed"] == 1  # not a timeout scored against the model
+    (transcript,) = (tmp_path / "runs").glob("*/transcripts/*.jsonl")
+    assert "Jos\ufffd" in transcript.read_text(encoding="utf-8")  # the bad byte shows as U+FFFD, as clients show it
