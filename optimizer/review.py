@@ -33,10 +33,12 @@ from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, 
 from optimizer.files import atomic_write
 from optimizer.lint import lint, lint_tools
 from optimizer.patch import definitions_diff, load_overlay, save_overlay
+from optimizer.pin import write_lock
 from optimizer.store import RunStore, StoredEpisode, StoreError
 
 REVIEWED_OVERLAY = "reviewed-overlay.json"
 REVIEWED_PATCH = "reviewed.patch"
+REVIEWED_LOCK = "reviewed.lock.json"
 SOURCE_PATCH = "source.patch"
 BREAKING = "BREAKING for clients that call the old name"
 REQUIRED_FILES = ("summary.json", "overlay.json", "run.db")
@@ -318,18 +320,21 @@ def reviewed_candidate(review: RunReview, decisions: Decisions) -> Candidate:
 
 
 def write_reviewed(review: RunReview, decisions: Decisions, source: Path | None = None) -> dict[str, Any]:
-    """Write reviewed-overlay.json, reviewed.patch and (with `source`) source.patch into the run directory.
+    """Write reviewed-overlay.json, reviewed.patch, reviewed.lock.json (`optimizer pin`'s lock of the definitions
+    the reviewed overlay exposes) and (with `source`) source.patch into the run directory.
 
-    Returns {"files": {"overlay", "patch"[, "source_patch"]}: paths as strings, "unlocated": tools whose
+    Returns {"files": {"overlay", "patch", "lock"[, "source_patch"]}: paths as strings, "unlocated": tools whose
     descriptions source_patch could not find in the source (only with `source`)}. Nothing is written when
     something fails first (ReviewError)."""
     candidate = reviewed_candidate(review, decisions)
     source_text, unlocated = None, None
     if source is not None:
         source_text, unlocated = _source_patch(source, review.catalog, candidate)
-    files = {"overlay": review.run_dir / REVIEWED_OVERLAY, "patch": review.run_dir / REVIEWED_PATCH}
+    files = {"overlay": review.run_dir / REVIEWED_OVERLAY, "patch": review.run_dir / REVIEWED_PATCH,
+             "lock": review.run_dir / REVIEWED_LOCK}
     save_overlay(files["overlay"], candidate)
     atomic_write(files["patch"], definitions_diff(review.catalog, candidate))
+    write_lock(files["lock"], Catalog(review.catalog.server_name, apply(review.catalog, candidate).tools))
     result: dict[str, Any] = {}
     if source_text is not None:
         files["source_patch"] = review.run_dir / SOURCE_PATCH

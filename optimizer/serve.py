@@ -7,7 +7,9 @@ Contract:
   anything is served.
 - tools/list: exactly the exposed tools, one per upstream tool and never another: the overlay's names,
   descriptions and parameter descriptions; the upstream's input schema otherwise unchanged; its output
-  schema, annotations and title passed through. The list is fixed at start.
+  schema, annotations and title passed through. The list is fixed at start. With a pin (`optimizer pin`), a
+  tool whose exposed definition differs from its pinned one is not listed (and so cannot be called); each is
+  named in the log.
 - tools/call: the exposed name is routed back to its original and the arguments are forwarded unchanged.
   The upstream's result comes back unchanged (content blocks, isError, structuredContent); only the
   result's `_meta` is dropped, because on 2026-07-28 connections it names the upstream server. An unknown
@@ -44,8 +46,9 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
 from optimizer import __version__
-from optimizer.definitions import Candidate, DefinitionError, Exposed, ToolDef, apply
+from optimizer.definitions import Candidate, Catalog, DefinitionError, Exposed, ToolDef, apply
 from optimizer.patch import load_overlay
+from optimizer.pin import LockError, differences, load_lock
 from optimizer.servers import CONNECTION_CLOSED, REQUEST_TIMEOUT, ServerCrashed, ServerError, ServerPool, ServerSpec
 
 logger = logging.getLogger(__name__)
@@ -76,6 +79,8 @@ class ProxyConfig:
     """Seconds an upstream tool call may take before it becomes an error result."""
     connect_timeout: float = 30.0
     """Seconds the upstream may take to complete the MCP handshake at start."""
+    pin: Path | None = None
+    """A tools lock (`optimizer pin`): only tools whose exposed definition matches it are served."""
 
 
 class _Upstream(ServerPool):
@@ -173,7 +178,8 @@ async def serve(config: ProxyConfig) -> None:
     The upstream is closed on every way out."""
     try:
         load_overlay(config.overlay)  # a malformed file fails before any upstream process is started
-    except DefinitionError as exc:
+        lock = load_lock(config.pin) if config.pin else None
+    except (DefinitionError, LockError) as exc:
         raise ProxyError(str(exc)) from None
     sock = None if config.http_port is None else _bind(config.http_port)  # so does a port in use
     upstream = _Upstream(config.server, tool_timeout=config.tool_timeout, connect_timeout=config.connect_timeout)
@@ -190,6 +196,8 @@ async def serve(config: ProxyConfig) -> None:
             exposed = apply(catalog, candidate)
         except (ServerError, DefinitionError) as exc:
             raise ProxyError(str(exc)) from None
+        if lock is not None:
+            exposed = _pinned_only(exposed, lock, catalog.server_name)
         server = build_server(exposed, upstream, name=server_name(candidate))
         where = f"{len(exposed.tools)} tools of {config.server.display} with {config.overlay}"
         with _stop_on_signals() as stop:
@@ -204,6 +212,18 @@ async def serve(config: ProxyConfig) -> None:
             sock.close()
         await upstream.__aexit__(None, None, None)
         logger.info("upstream closed; stopped")
+
+
+def _pinned_only(exposed: Exposed, lock: dict[str, Any], server: str) -> Exposed:
+    """The exposed tools whose definition matches the pin; every other one is logged and left out."""
+    changed: dict[str, list[str]] = {}
+    for difference in differences(lock, Catalog(server, exposed.tools)):
+        if difference.kind != "tool-removed":
+            changed.setdefault(difference.tool, []).append(f"{difference.kind}: {difference.detail}")
+    for name, why in changed.items():
+        logger.warning("not serving %s: its definition no longer matches the pin (%s)", name, "; ".join(why))
+    return Exposed(tools=tuple(t for t in exposed.tools if t.name not in changed),
+                   routing={k: v for k, v in exposed.routing.items() if k not in changed})
 
 
 @contextlib.contextmanager

@@ -10,18 +10,13 @@ timeout produces an error result the agent sees, like any other tool failure.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import json
-import logging
-import re
 import shlex
 import shutil
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.secrets import SECRET_WORDS, redact_argv, redact_text, scrubbed_environ, secret_values
+from optimizer.server_faults import NOT_MCP, NOT_MCP_GRACE, http_refusal
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
@@ -104,33 +100,6 @@ class ServerSpec:
         return path.parent.name if path.stem in {"server", "main", "__main__"} else path.stem
 
 
-class _NotMcpLines(logging.Handler):
-    """Keeps the stdout lines the SDK could not parse as JSON-RPC (it logs a traceback for each) instead of printing
-    them: a server that prints anything but MCP on stdout is reported once, with its first lines quoted."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.seen: collections.deque[str] = collections.deque(maxlen=3)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        error = record.exc_info[1] if record.exc_info else None
-        found = re.search(r"input_value=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")", str(error or ""))
-        if len(self.seen) < 3:
-            self.seen.append(found.group(1)[:120] if found else record.getMessage()[:120])
-
-    def lines(self) -> str:
-        """The first lines kept since the last call, comma-separated ("" when none)."""
-        text = ", ".join(self.seen)
-        self.seen.clear()
-        return text
-
-
-NOT_MCP = _NotMcpLines()
-NOT_MCP_GRACE = 3.0
-"""Seconds a server that printed non-MCP lines still gets to complete the handshake (a banner line is forgiven)."""
-_SDK_STDIO_LOG = logging.getLogger("mcp.client.stdio")
-_SDK_STDIO_LOG.addHandler(NOT_MCP)
-_SDK_STDIO_LOG.propagate = False
 
 
 @dataclass
@@ -299,7 +268,7 @@ class ServerPool:
         except ServerError as exc:
             raise ServerError(self._explain(str(exc))) from None
         except Exception as exc:  # noqa: BLE001 - every start failure becomes one readable paragraph
-            refused = await _http_refusal(self.spec) if self.spec.url else None
+            refused = await http_refusal(self.spec.url, self.spec.headers) if self.spec.url else None
             raise ServerError(self._explain(refused or _describe(exc))) from None
         self._connections.append(conn)
         return conn
@@ -434,35 +403,6 @@ def _result_text(content: list[Any], structured: Any) -> str:
     if not parts and structured is not None:
         parts.append(json.dumps(structured, sort_keys=True, ensure_ascii=False))
     return "\n".join(parts)
-
-
-async def _http_refusal(spec: ServerSpec) -> str | None:
-    """After an HTTP connection failed: when the URL answers 401 or 403, say so and what to give (the SDK's own
-    error does not carry the status). None for any other answer."""
-    status = await asyncio.to_thread(_status_of, str(spec.url), dict(spec.headers))
-    if status == 401:
-        given = "the --header credentials were not accepted" if spec.headers else "no credentials were given"
-        return (f"the server answered HTTP 401 Unauthorized ({given}); pass them with --header, e.g. "
-                "--header 'Authorization: Bearer <token>'")
-    if status == 403:
-        return ("the server answered HTTP 403 Forbidden: the credentials were read but do not allow this; check "
-                "the token's scopes or the --header values")
-    return None
-
-
-def _status_of(url: str, headers: dict[str, str]) -> int | None:
-    """The HTTP status an MCP initialize request to `url` gets, or None when nothing answers."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "optimizer", "version": "0"}}})
-    request = urllib.request.Request(url, data=body.encode(), method="POST", headers={
-        **headers, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - the user's own server URL
-            return int(answer.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
 
 
 def _describe(exc: BaseException) -> str:

@@ -62,7 +62,8 @@ def test_accept_all_reproduces_the_winner(run_dir: Path, review: Review) -> None
     assert (run_dir / "reviewed.patch").read_text(encoding="utf-8") == \
         (run_dir / "winning.patch").read_text(encoding="utf-8")
     assert report["files"] == {"overlay": str(run_dir / "reviewed-overlay.json"),
-                               "patch": str(run_dir / "reviewed.patch")}
+                               "patch": str(run_dir / "reviewed.patch"), "lock": str(run_dir / "reviewed.lock.json")}
+    assert read_json(run_dir / "reviewed.lock.json") == read_json(run_dir / "winner.lock.json")  # the same winner
 
 
 def test_accept_one_reject_another(run_dir: Path, review: Review) -> None:

@@ -15,6 +15,7 @@ from optimizer.cli.eval import eval_command
 from optimizer.cli.lint import lint_command
 from optimizer.cli.optimize import optimize_command
 from optimizer.cli.options import ProjectSettingsError, project_defaults
+from optimizer.cli.pin import pin_command
 from optimizer.cli.regress import regress_command
 from optimizer.cli.review import review_command
 from optimizer.cli.serve import serve_command
@@ -32,6 +33,7 @@ app.command("eval")(eval_command)
 app.command("dump")(dump_command)
 app.command("worker")(worker_command)
 app.command("lint")(lint_command)
+app.command("pin")(pin_command)
 app.command("optimize")(optimize_command)
 app.command("review")(review_command)
 app.command("serve")(serve_command)

@@ -1,6 +1,7 @@
 """`optimizer lint`: static checks of a server's tool definitions, as a table, JSON or SARIF.
 
-Exit codes: 0 done; 1 the server score is under --fail-under; 2 usage or operational error (a server that does
+Exit codes: 0 done; 1 the server score is under --fail-under, or --against found a difference that is not a plain
+text edit (nor allowed with --allow); 2 usage or operational error (a server that does
 not start, a bad overlay, a bad definitions directory, an unwritable SARIF file)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -21,6 +23,7 @@ from optimizer.definitions import Catalog, DefinitionError, ToolDef, apply
 from optimizer.files import atomic_write
 from optimizer.lint import DEFAULT_MAX_TOOLS, LintReport, lint, to_sarif
 from optimizer.patch import load_definitions, load_overlay
+from optimizer.pin import BLOCKING, KINDS, Difference, LockError, differences, load_lock
 from optimizer.servers import ServerError, ServerSpec, list_tools_once
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -43,11 +46,18 @@ def lint_command(
                                            "reported as overload.")] = DEFAULT_MAX_TOOLS,
     header: Annotated[list[str] | None, typer.Option("--header", help="HTTP header for URL servers, "
                                                      "'Name: value' (repeatable; never stored).")] = None,
+    against: Annotated[Path | None, typer.Option("--against", help="A tools lock (`optimizer pin`): classify every "
+                                                 "difference from it; exit 1 on any but plain text edits.")] = None,
+    allow: Annotated[str | None, typer.Option("--allow", help="Comma-separated difference kinds that do not fail "
+                                              f"--against ({', '.join(sorted(BLOCKING))}).")] = None,
 ) -> None:
     """Check tool definitions without calling a model: trigger sentence, boundaries, parameters, returns,
     mechanics, annotations, names, size, overlap and overload, with a 0-100 score per tool and per server."""
     if (server is None) == (definitions is None):
         raise fail("give exactly one of --server CMD|URL or --definitions DIR")
+    allowed = {k.strip() for k in (allow or "").split(",") if k.strip()}
+    if allowed - set(KINDS):
+        raise fail(f"--allow: unknown kind(s) {', '.join(sorted(allowed - set(KINDS)))}; known: {', '.join(KINDS)}")
     headers = parse_headers(header)
     files: list[str] = []
     try:
@@ -59,19 +69,44 @@ def lint_command(
             catalog = Catalog(catalog.server_name, apply(catalog, load_overlay(overlay, catalog)).tools)
         artifacts = dict(zip(catalog.names, files, strict=False))  # by position: overlays may rename tools
         report = lint(catalog, max_tools=max_tools)
+        changes = differences(load_lock(against), catalog) if against is not None else None
         if sarif is not None:
             _write(sarif, json.dumps(to_sarif(report, artifacts=artifacts), indent=2, ensure_ascii=False) + "\n")
-    except (ServerError, DefinitionError) as exc:
+    except (ServerError, DefinitionError, LockError) as exc:
         raise fail(str(exc)) from None
+    blocking = [d for d in changes or [] if d.kind in BLOCKING - allowed]
     if as_json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        data = report.to_json()
+        if changes is not None:
+            data["against"] = {"lock": str(against), "differences": [d.to_json() for d in changes],
+                               "blocking": len(blocking)}
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         print_report(out, report)
+        if changes is not None:
+            print_differences(out, changes, blocking)
     if sarif is not None:
         err.print(f"wrote SARIF to {sarif}")
     if fail_under is not None and report.score < fail_under:
         err.print(f"[bold red]lint score {report.score:g} is under --fail-under {fail_under:g}[/]")
         raise typer.Exit(1)
+    if blocking:
+        err.print(f"[bold red]{len(blocking)} difference(s) from {escape(str(against))} need review[/]")
+        raise typer.Exit(1)
+
+
+def print_differences(console: Console, changes: list[Difference], blocking: list[Difference]) -> None:
+    """The differences from a lock, the ones that fail in red."""
+    if not changes:
+        console.print("[green]the definitions match the lock[/]")
+        return
+    table = Table(title="differences from the lock", title_justify="left")
+    for column in ("tool", "kind", "detail"):
+        table.add_column(column)
+    for change in changes:
+        style = "bold red" if change in blocking else ""
+        table.add_row(escape(change.tool), change.kind, escape(change.detail), style=style)
+    console.print(table)
 
 
 def _read_definitions(directory: Path) -> tuple[Catalog, list[str]]:

@@ -32,6 +32,9 @@ def serve_command(
                                                      "'Name: value' (repeatable; never stored).")] = None,
     tool_timeout: Annotated[float, typer.Option("--tool-timeout", min=0.001, help="Seconds before an upstream "
                                                 "tool call is abandoned and answered with an error.")] = 60.0,
+    pin: Annotated[Path | None, typer.Option("--pin", help="A tools lock (`optimizer pin`, or runs/<id>/"
+                                             "winner.lock.json): a tool whose served definition no longer matches "
+                                             "it is not listed, and is named in the log.")] = None,
 ) -> None:
     """Serve the upstream's tools under the overlay's names and descriptions, as an MCP server of its own
     (stdio, or HTTP with --http). Calls go to the original tools; results come back unchanged."""
@@ -42,7 +45,7 @@ def serve_command(
     except ServerError as exc:
         raise fail(str(exc)) from None
     _log_to_stderr()
-    config = ProxyConfig(server=spec, overlay=overlay, http_port=http, tool_timeout=tool_timeout)
+    config = ProxyConfig(server=spec, overlay=overlay, http_port=http, tool_timeout=tool_timeout, pin=pin)
     try:
         asyncio.run(serve(config))
     except ProxyError as exc:

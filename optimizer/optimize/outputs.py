@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from optimizer.definitions import Candidate
+from optimizer.definitions import Candidate, Catalog, apply
 from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
@@ -16,6 +16,7 @@ from optimizer.optimize.report_html import write_report_html
 from optimizer.optimize.rounds import Outcome, Scored
 from optimizer.optimize.tokens import tokens_per_tool
 from optimizer.patch import definitions_diff, save_overlay
+from optimizer.pin import write_lock
 from optimizer.prices import PriceTable, load_prices
 from optimizer.scoring import accuracy_table, confusion
 from optimizer.source import source_patch
@@ -151,12 +152,15 @@ def summary(outcome: Outcome) -> dict[str, Any]:
 
 
 def write_outputs(outcome: Outcome) -> dict[str, Any]:
-    """Write overlay.json, winning.patch, summary.json, report.md and report.html; return the summary."""
+    """Write overlay.json, winning.patch, winner.lock.json (the winner's definitions pinned, for `optimizer serve
+    --pin` and `lint --against`), summary.json, report.md and report.html; return the summary."""
     run = outcome.run
     directory = run.store.dir
     save_overlay(directory / "overlay.json", outcome.winner.candidate)
     patch = definitions_diff(run.catalog, outcome.winner.candidate)
     atomic_write(directory / "winning.patch", patch)
+    write_lock(directory / "winner.lock.json",
+               Catalog(run.catalog.server_name, apply(run.catalog, outcome.winner.candidate).tools))
     data = summary(outcome)
     data["source_patch"] = _source_patch(outcome)
     data["report_html"] = str(directory / "report.html")
