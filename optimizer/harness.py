@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -58,6 +58,8 @@ class Harness(Generic[ConfigT]):
                                                               "infra_retried": 0})
     context: Context = field(default_factory=Context)
     """The servers standing beside the target (`--mcp-config`/`--context`, `--context-server`), opened."""
+    stage: Callable[[str, int | None], None] = field(default=lambda label, total: None)
+    """Called by a job as it enters a stage (label, episodes it may run, or None when unknown), for progress."""
 
     @property
     def offline(self) -> bool:

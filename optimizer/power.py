@@ -1,5 +1,5 @@
 """How large a drop the gate can see: the smallest accuracy drop its paired test on n tasks detects with a given
-power, and how many tasks it would take to see a given drop.
+power, and about how many tasks it would take to see a given drop.
 
 One epoch (McNemar's exact test), up to EXACT_UP_TO tasks: each task changes sides (passes on one side only) with
 probability psi, and a changed task is a drop with probability (1 + d / psi) / 2, so accuracy falls by d on average.
@@ -51,30 +51,15 @@ def detectable_drop(n: int, spread: float, *, alpha: float, power: float = POWER
 
 def tasks_needed(target: float, n: int, spread: float, *, alpha: float, power: float = POWER,
                  exact: bool = True) -> int | None:
-    """The fewest tasks (at least n) on which a drop of `target` is detectable, with the same spread; None when
-    not even MAX_TASKS would do or the target is not a drop."""
+    """About how many tasks (at least n) would make a drop of `target` detectable with the same spread, from the
+    normal approximation solved for n (an estimate: it is what the advice "about N tasks" needs); None when the
+    target is not a drop or more than MAX_TASKS would be needed."""
     if target <= 0:
         return None
-
-    def enough(m: int) -> bool:
-        found = detectable_drop(m, spread, alpha=alpha, power=power, exact=exact)
-        return found is not None and found <= target
-
-    if enough(n):
-        return n
-    high = n
-    while not enough(high):
-        if high >= MAX_TASKS:
-            return None
-        high = min(MAX_TASKS, high * 2)
-    low = high // 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if enough(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    k = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    s = math.sqrt(max(spread, target)) if exact else spread
+    needed = max(n, math.ceil(max((k * s / target) ** 2, k * k / target) - 1e-9))
+    return needed if needed <= MAX_TASKS else None
 
 
 def _power(n: int, psi: float, drop: float, alpha: float) -> float:

@@ -189,6 +189,7 @@ async def serve(config: ProxyConfig) -> None:
         if sock is not None:
             sock.close()
         raise ProxyError(str(exc)) from None
+    stop_seen = asyncio.Event()
     try:
         try:
             catalog = await upstream.list_tools()
@@ -201,6 +202,7 @@ async def serve(config: ProxyConfig) -> None:
         server = build_server(exposed, upstream, name=server_name(candidate))
         where = f"{len(exposed.tools)} tools of {config.server.display} with {config.overlay}"
         with _stop_on_signals() as stop:
+            stop_seen = stop
             if sock is None:
                 logger.info("serving %s over stdio", where)
                 await _serve_stdio(server, stop)
@@ -211,7 +213,8 @@ async def serve(config: ProxyConfig) -> None:
         if sock is not None:
             sock.close()
         await upstream.__aexit__(None, None, None)
-        logger.info("upstream closed; stopped")
+        why = "a stop signal" if stop_seen.is_set() else "the client left"
+        logger.info("stopped after %s; the upstream was shut down", why)
 
 
 def _pinned_only(exposed: Exposed, lock: dict[str, Any], server: str) -> Exposed:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import typer.testing
-from helpers.cli import CLI_ENV, cli_command
+from helpers.cli import CLI_ENV, SHARED_RUN_FLAGS, cli_command
 
 REPO = Path(__file__).resolve().parent.parent
 os.environ.update(CLI_ENV)  # before a test module imports the CLI: its rich consoles read these when they are made
@@ -170,6 +170,7 @@ def optimized(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]
                 # state), so the run is the same as with four, in less CPU. The test bed keeps the default.
                 result = _invoke(["--server", f"{sys.executable} {server}", "--tasks", folder / "tasks", "--offline",
                                   *(["--allow-destructive"] if published else ["--server-instances", "1"]),
+                                  *SHARED_RUN_FLAGS,
                                   "--runs-dir", runs,
                                   "--run-id", run_id, "--json"], cwd=shared, script="optimize")
                 assert result.returncode in ((0, 1) if published else (0,)), result.stderr[-3000:]

@@ -81,7 +81,7 @@ def test_same_seed_gives_byte_identical_results_in_another_process(
 @pytest.mark.slow
 def test_resume_after_a_kill_repeats_no_finished_episode(run_cli: Cli, tmp_path: Path) -> None:
     args = ["eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
-            "--run-id", "killed", "--models", "sim:lexical?latency_ms=40", "--max-connections", "1"]
+            "--run-id", "killed", "--models", "sim:lexical?latency_ms=20", "--max-connections", "1"]
     proc = subprocess.Popen([*cli_command(), *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     db = tmp_path / "killed" / "run.db"

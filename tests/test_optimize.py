@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import cli_command
+from helpers.cli import SHARED_RUN_FLAGS, cli_command
 from helpers.run_db import count_episodes
 
 pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
@@ -50,7 +50,7 @@ def test_winner_beats_baseline_on_heldout_for_every_model(example: str, optimize
     report = (run_dir / "report.md").read_text(encoding="utf-8")
     assert "OFFLINE" in report and "## Gate: PASSED" in report and "```diff" in report
     candidates = summary["candidates"]  # the winner first, then the best of the fronts; held-out only shown
-    assert 2 <= len(candidates) <= 5 and candidates[0]["selected"] and not any(c["selected"] for c in candidates[1:])
+    assert len(candidates) == 2 and candidates[0]["selected"] and not any(c["selected"] for c in candidates[1:])
     assert candidates[0]["id"] == summary["winner"]["candidate"]
     assert candidates[0]["heldout"] == {m: summary["winner"]["heldout"][m] for m in summary["models"]}
     assert all(set(c["train"]) == set(c["heldout"]) == set(summary["models"]) for c in candidates)
@@ -92,7 +92,7 @@ def test_a_run_killed_in_the_search_resumes_to_the_same_winner(
 ) -> None:
     runs_dir = tmp_path
     args = ["--server", server("support"), "--tasks", str(ROOT / "examples/support/tasks"), "--offline",
-            "--runs-dir", str(runs_dir), "--run-id", "killed", "--server-instances", "1"]
+            "--runs-dir", str(runs_dir), "--run-id", "killed", "--server-instances", "1", *SHARED_RUN_FLAGS]
     # The killed run is a fresh process with its own hash seed, so the same winner after the resume also shows
     # that a seed gives the same run in another process (nothing depends on set or dict order of strings).
     proc = subprocess.Popen([*cli_command("optimize"), *args], cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -126,8 +126,8 @@ def test_source_patch_rewrites_the_server_code(run_cli: Cli, tmp_path: Path) -> 
     shutil.copytree(ROOT / "examples" / "support", source, ignore=shutil.ignore_patterns("tasks", "__pycache__"))
     tasks = str(ROOT / "examples/support/tasks")
     result = run_cli("--server", f"{sys.executable} {source / 'server.py'}", "--tasks", tasks, "--offline",
-                     "--rounds", "1", "--trials", "4", "--source", str(source), "--runs-dir",
-                     str(tmp_path / "runs"), "--run-id", "src", "--json", script="optimize")
+                     "--rounds", "1", "--trials", "4", "--heldout-candidates", "1", "--source", str(source),
+                     "--runs-dir", str(tmp_path / "runs"), "--run-id", "src", "--json", script="optimize")
     assert result.returncode == 0, result.stderr[-3000:]
     placed = json.loads(result.stdout)["source_patch"]
     assert placed["changed"] and Path(placed["path"]).read_text(encoding="utf-8").startswith("diff --git")

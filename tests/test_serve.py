@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -339,7 +338,7 @@ def test_in_front_of_the_published_time_server(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_bad_overlay_or_upstream_exits_2_before_serving(run_cli_process: Any, tmp_path: Path) -> None:
+def test_a_bad_overlay_or_upstream_exits_2_before_serving(run_cli: Any, tmp_path: Path) -> None:
     typo = write_json(tmp_path / "typo-overlay.json", {"tools": {"get_custmer": {"description": "x"}}})
     wrong_param = write_json(tmp_path / "param-overlay.json",
                              {"tools": {"get_customer": {"parameters": {"email": "x"}}}})
@@ -349,16 +348,14 @@ def test_a_bad_overlay_or_upstream_exits_2_before_serving(run_cli_process: Any, 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        cases = {  # the CLI start-up dominates: run them side by side
+        cases = {
             "typo": ("--server", support, "--overlay", typo),
             "param": ("--server", support, "--overlay", wrong_param),
             "json": ("--server", support, "--overlay", broken),
             "missing": ("--server", str(tmp_path / "no-such-server"), "--overlay", REFERENCE),
             "port": ("--server", support, "--overlay", REFERENCE, "--http", str(busy.getsockname()[1])),
         }
-        with ThreadPoolExecutor(len(cases)) as pool:
-            futures = {key: pool.submit(run_cli_process, "serve", *args, timeout=90) for key, args in cases.items()}
-            results = {key: future.result() for key, future in futures.items()}
+        results = {key: run_cli("serve", *args) for key, args in cases.items()}  # in process: each fails early
     for key, result in results.items():
         assert result.returncode == 2, (key, result.stderr)
         assert result.stdout == "", key  # stdout is the protocol channel: nothing else is ever written there

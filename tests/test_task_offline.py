@@ -105,8 +105,8 @@ def test_generate_offline_covers_every_tool_safely_and_the_set_optimizes(run_cli
     assert checked.returncode == 0, checked.stdout[-2000:]
     assert yaml.safe_load(written)  # a plain YAML list a person can read and edit
     optimized = run_cli("--server", PROJECTS, "--tasks", str(tmp_path / "tasks"), "--offline", "--rounds", "1",
-                        "--trials", "3", "--allow-destructive", "--runs-dir", str(tmp_path / "runs"), "--json",
-                        script="optimize")  # the generated set runs end to end
+                        "--trials", "3", "--heldout-candidates", "1", "--allow-destructive", "--runs-dir",
+                        str(tmp_path / "runs"), "--json", script="optimize")  # the generated set runs end to end
     assert optimized.returncode == 0, optimized.stderr[-3000:]
     assert json.loads(optimized.stdout)["episodes"]["run"] > 0
 

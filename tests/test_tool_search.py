@@ -101,8 +101,8 @@ def test_eval_with_tool_search_reports_recall_and_does_not_reuse_episodes_run_wi
 
 def test_optimize_with_tool_search_reports_recall_before_and_after(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("--server", SUPPORT, "--tasks", TASKS, "--offline", "--tool-search", "bm25", "--rounds", "1",
-                     "--trials", "6", "--server-instances", "1", "--runs-dir", str(tmp_path), "--run-id", "s", "--json",
-                     script="optimize")
+                     "--trials", "6", "--server-instances", "1", "--heldout-candidates", "1", "--runs-dir",
+                     str(tmp_path), "--run-id", "s", "--json", script="optimize")
     assert result.returncode in (0, 1), result.stderr[-3000:]
     summary = json.loads(result.stdout)
     for side in ("baseline", "winner"):

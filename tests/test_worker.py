@@ -26,7 +26,7 @@ def test_workers_evaluate_trials_of_a_running_optimize(tmp_path: Path) -> None:
         [sys.executable, "-c", ENTRY, "optimize", "--server", f"{sys.executable} {ROOT / 'examples/support/server.py'}",
          "--tasks", str(ROOT / "examples/support/tasks"), "--models", "sim:lexical?latency_ms=40", "--rounds", "1",
          "--trials", "12", "--storage", storage, "--runs-dir", str(tmp_path / "runs"), "--run-id", "shared",
-         "--max-connections", "2", "--json"],  # two server processes each, not four: the sharing is the point
+         "--max-connections", "2", "--heldout-candidates", "1", "--json"],  # two server processes: sharing is the point
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "NO_COLOR": "1"},
     )

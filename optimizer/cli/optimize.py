@@ -55,7 +55,7 @@ def optimize_command(**options: Any) -> None:
             data = asyncio.run(run_optimize(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
                                             resume=resume, progress=progress.advance,
                                             overrides=resume_overrides(options["max_usd"], options["prices"]),
-                                            on_start=lambda run: progress.start(run, 0)))
+                                            on_start=lambda run: progress.start(run, 0), on_stage=progress.stage))
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     else:

@@ -71,6 +71,12 @@ class EvalProgress:
         label = f"eval {run.store.run_id}" + (" [OFFLINE]" if run.offline else "")
         self._task = self._bar.add_task(label, total=total or None, accuracy="–", cached=0)
 
+    def stage(self, label: str, total: int | None) -> None:
+        """A new stage of a job: its own label, total (None: unknown), count and accuracy (of what it runs)."""
+        self.passed = self.done = 0
+        if self._task is not None:
+            self._bar.update(self._task, description=label, total=total, completed=0, accuracy="–")
+
     def advance(self, outcome: Outcome) -> None:
         self.done += 1
         self.passed += outcome.passed

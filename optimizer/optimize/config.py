@@ -32,6 +32,9 @@ class OptimizeConfig(EvalConfig):
                                  "margin or more regresses, anything between is inconclusive.")
     fail_on: Literal["regressed", "inconclusive"] = Field("regressed", description="'inconclusive' also fails "
                                                           "models whose non-inferiority could not be shown.")
+    heldout_candidates: int = Field(5, ge=1, le=20, description="Candidates scored on held-out after the gate, "
+                                    "the winner first, then the best of the fronts (never used to select; each "
+                                    "costs a held-out evaluation). 1: only the winner.")
     token_tolerance: float = Field(0.5, ge=0, description="How far below the most accurate candidate's train score "
                                    "a smaller candidate may be and still win, in standard errors of their paired "
                                    "difference (0: only exact ties).")

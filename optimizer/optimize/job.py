@@ -8,7 +8,7 @@ Contracts:
 - Candidates that fail screening (`screening.py`) never reach an eval; they are listed in the summary with the
   reason.
 - After the gate, the winner and the best other members of the rounds' accuracy-vs-tokens fronts (at most
-  MAX_CANDIDATES) are scored on held-out too, for the report: to show overfitting, never to select.
+  `--heldout-candidates`) are scored on held-out too, for the report: to show overfitting, never to select.
 """
 
 from __future__ import annotations
@@ -42,13 +42,11 @@ from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.tasks import Task
 
-MAX_CANDIDATES = 5
-
 
 async def run_optimize(
     config: OptimizeConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
     progress: Progress | None = None, on_start: Callable[[OptimizeRun], None] | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None, on_stage: Callable[[str, int | None], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) an optimization, write its outputs and return summary.json's content."""
     async with open_harness(config, OptimizeConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
@@ -59,6 +57,8 @@ async def run_optimize(
             raise RunError(str(exc)) from None
         if on_start is not None:
             on_start(run)
+        if on_stage is not None:
+            run.stage = on_stage
         outcome = await optimize(run, proposer)
         data = write_outputs(outcome)
         data["run_dir"] = str(run.store.dir)
@@ -77,6 +77,8 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         raise RunError("no held-out tasks: the gate compares baseline and winner on them; raise --heldout, or mark "
                        "some tasks `split: heldout`")
     screen = Screen(run.catalog, train, allow_leakage=config.allow_leakage, max_tokens=config.max_definition_tokens)
+    per_task = len(run.models) * config.epochs
+    run.stage("baseline on train", len(train) * per_task)
     baseline = best = await score(run, run.candidate, train)
     rounds: list[RoundLog] = []
     front: dict[str, Candidate] = {}
@@ -94,6 +96,7 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         if not accepted:
             stop = log.proposer.get("error") or "no valid candidates were proposed"
             break
+        run.stage(f"round {number}: search ({config.trials} trials at most)", config.trials * len(train) * per_task)
         searched = await search_round(run, number, best, accepted, train, log)
         front.update({member.candidate.key: member.candidate for member in searched.front})
         chosen = await select(run, searched, best, train, log)
@@ -104,6 +107,7 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
             stop = "no improvement in the last round"
             break
     stop = stop or stop_reason(best, run) or f"{config.rounds} round(s) done"
+    run.stage("held-out gate: baseline and winner", 2 * len(heldout) * per_task)
     before = await run.evaluate(baseline.candidate, heldout, epochs=config.epochs)
     after = await run.evaluate(best.candidate, heldout, epochs=config.epochs)
     passed, verdicts = judge(run.model_ids, before.episodes, after.episodes, max_drop=config.max_drop,
@@ -113,6 +117,8 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     if run.context:  # chosen in context; say how it does where the server stands alone too (not used to choose)
         alone = (await run.evaluate(baseline.candidate, heldout, epochs=config.epochs, alone=True),
                  await run.evaluate(best.candidate, heldout, epochs=config.epochs, alone=True))
+    run.stage("held-out: the best candidates (not used to select)",
+              (config.heldout_candidates - 1) * len(heldout) * per_task)
     candidates = await heldout_candidates(run, front, best, train, heldout)
     return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop, dict(run.episodes),
                    alone, candidates)
@@ -121,9 +127,11 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
 async def heldout_candidates(run: OptimizeRun, front: dict[str, Candidate], winner: Scored, train: list[Task],
                              heldout: list[Task]) -> list[dict[str, Any]]:
     """The winner, then the front members with the best train accuracy (fewer tokens first on ties), at most
-    MAX_CANDIDATES in all, each with per-model accuracy on train (from the store) and on held-out."""
-    others = [await score(run, candidate, train) for key, candidate in front.items() if key != winner.candidate.key]
-    chosen = [winner, *sorted(others, key=lambda s: (-s.accuracy, s.tokens))[:MAX_CANDIDATES - 1]]
+    `heldout_candidates` in all, each with per-model accuracy on train (from the store) and on held-out."""
+    limit = run.config.heldout_candidates
+    others = [await score(run, candidate, train) for key, candidate in front.items()
+              if key != winner.candidate.key] if limit > 1 else []
+    chosen = [winner, *sorted(others, key=lambda s: (-s.accuracy, s.tokens))[:limit - 1]]
     out = []
     for scored in chosen:
         held = await run.evaluate(scored.candidate, heldout, epochs=run.config.epochs)

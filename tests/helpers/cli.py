@@ -17,3 +17,9 @@ def cli_command(script: str = "optimizer") -> list[str]:
         return [str(installed)]
     entry = "main" if script == "optimizer" else "optimize_main"
     return [sys.executable, "-c", f"from optimizer.cli import {entry}; {entry}()"]
+
+
+SHARED_RUN_FLAGS = ("--heldout-candidates", "2")
+"""Flags of the shared offline optimize runs (conftest's `optimized`) beyond README's command: one front member
+besides the winner is scored on held-out, enough for the tests that read it. A test that must reproduce a shared
+run passes them too."""
