@@ -24,7 +24,7 @@ from optimizer.definitions import Candidate, Catalog, Exposed, apply, digest
 from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
-from optimizer.scoring import Verdict, response_text, score
+from optimizer.scoring import Verdict, confusion, response_text, score
 from optimizer.servers import ServerPool
 from optimizer.store import RunStore, StoredEpisode, episode_key
 from optimizer.tasks import Task
@@ -253,6 +253,13 @@ def _record(result: EvalResult, outcome: Outcome, progress: Progress | None) -> 
     result.outcomes.append(outcome)
     if progress is not None:
         progress(outcome)
+
+
+def first_tool_confusion(outcomes: Sequence[Outcome], model: str | None = None) -> dict[str, dict[str, int]]:
+    """Expected first tool -> chosen first tool -> count, over the outcomes that expect a tool (of one model when
+    `model` is given)."""
+    return confusion((o.expected_first, o.chosen_first) for o in outcomes
+                     if o.expected_first is not None and (model is None or o.model == model))
 
 
 def search_recall(outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:

@@ -10,9 +10,9 @@ from typing import Any
 
 from optimizer.config import EvalConfig
 from optimizer.context import SEPARATOR
-from optimizer.evaluate import EvalResult, Outcome, Progress, search_recall, unfound_queries
+from optimizer.evaluate import EvalResult, Outcome, Progress, first_tool_confusion, search_recall, unfound_queries
 from optimizer.harness import Harness, open_harness
-from optimizer.scoring import accuracy_table, confusion
+from optimizer.scoring import accuracy_table
 
 
 async def run_eval(
@@ -65,9 +65,7 @@ def _accuracy(result: EvalResult) -> dict[str, Any]:
 
 
 def _confusion(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
-    return {model: confusion((o.expected_first, o.chosen_first) for o in result.outcomes
-                             if o.model == model and o.expected_first is not None)
-            for model in run.model_ids}
+    return {model: first_tool_confusion(result.outcomes, model) for model in run.model_ids}
 
 
 def cross_server(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from optimizer.definitions import Candidate, Catalog, apply
+from optimizer.gate import power_text, verdict_text
 from optimizer.scoring import wilson
 from optimizer.text import points
 
@@ -137,17 +138,13 @@ def _gate(page: Page) -> str:
     if not page.gate_rows:
         return ""
     head = ("<tr><th>model</th><th>tasks</th><th>before</th><th>after</th><th>change</th><th>p (Holm)</th>"
-            "<th>smallest detectable drop</th><th>verdict</th></tr>")
+            "<th>can see</th><th>verdict</th></tr>")
     rows = []
     for model, row in page.gate_rows.items():
-        drop = row.get("detectable_drop")
-        seen = f"{drop:.0%}" if drop is not None else "none"
-        if row.get("underpowered"):
-            seen += " — UNDERPOWERED" + (f" (~{row['tasks_needed']:,} tasks)" if row.get("tasks_needed") else "")
         verdict = row.get("verdict", "pass" if row["passed"] else "regressed")
         rows.append(f"<tr class=\"{_e(verdict)}\"><td>{_e(model)}</td><td>{row['n_tasks']}</td>"
                     f"<td>{row['before']:.0%}</td><td>{row['after']:.0%}</td><td>{points(row['delta'])}</td>"
-                    f"<td>{row['p_holm']:.3g}</td><td>{_e(seen)}</td><td>{_e(verdict)}: {_e(row['reason'])}</td></tr>")
+                    f"<td>{row['p_holm']:.3g}</td><td>{_e(power_text(row))}</td><td>{_e(verdict_text(row))}</td></tr>")
     return _section("Gate", f"<p>{_e(page.gate_rule)}</p><table>{head}{''.join(rows)}</table>")
 
 

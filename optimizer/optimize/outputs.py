@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, apply
-from optimizer.evaluate import EvalResult, search_recall, unfound_queries
+from optimizer.evaluate import EvalResult, first_tool_confusion, search_recall, unfound_queries
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.optimize.diagnosis import failure_modes
@@ -18,7 +18,7 @@ from optimizer.optimize.tokens import tokens_per_tool
 from optimizer.patch import definitions_diff, save_overlay
 from optimizer.pin import write_lock
 from optimizer.prices import PriceTable, load_prices
-from optimizer.scoring import accuracy_table, confusion
+from optimizer.scoring import accuracy_table
 from optimizer.source import source_patch
 from optimizer.store import StoredEpisode
 from optimizer.text import points
@@ -392,8 +392,7 @@ def _confusion_section(outcome: Outcome) -> list[str]:
     lines = ["## Tool selection on train (expected first tool → chosen first tool, wrong picks only)", ""]
     for model in [m.id for m in outcome.run.models]:
         for label, result in (("baseline", outcome.baseline.result), ("winner", outcome.winner.result)):
-            matrix = confusion((o.expected_first, o.chosen_first) for o in result.outcomes
-                               if o.model == model and o.expected_first)
+            matrix = first_tool_confusion(result.outcomes, model)
             wrong = [(e, c, n) for e, row in matrix.items() for c, n in row.items() if c != e]
             text = ", ".join(f"{e} → {c} ×{n}" for e, c, n in sorted(wrong)) or "none"
             lines.append(f"- {model}, {label}: {text}")

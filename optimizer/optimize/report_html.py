@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from optimizer.evaluate import first_tool_confusion
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule
 from optimizer.html_report import Bar, Page, changes_of, render
 from optimizer.optimize.rounds import Outcome
-from optimizer.scoring import confusion
 from optimizer.search import SearchError, load_trials
 
 
@@ -29,11 +29,8 @@ def write_report_html(outcome: Outcome, data: dict[str, Any]) -> Path:
         title=f"Optimization run {data['run_id']}", offline=data["offline"], facts=facts, bars=bars,
         gate_rule=gate_rule(data["gate"]), gate_rows=data["gate"]["models"],
         rounds=[_trials(storage, f"optimize-{run.store.run_id}-r{r['round']}") for r in data["rounds"]],
-        points=_points(data), confusion={
-            "baseline": confusion((o.expected_first, o.chosen_first) for o in outcome.heldout_before.outcomes
-                                  if o.expected_first),
-            "winner": confusion((o.expected_first, o.chosen_first) for o in outcome.heldout_after.outcomes
-                                if o.expected_first)},
+        points=_points(data), confusion={"baseline": first_tool_confusion(outcome.heldout_before.outcomes),
+                                         "winner": first_tool_confusion(outcome.heldout_after.outcomes)},
         changes=changes_of(run.catalog, outcome.winner.candidate),
         flipped={m: {"up": v["flipped_up"], "down": v["flipped_down"]} for m, v in data["gate"]["models"].items()})
     path = run.store.dir / "report.html"

@@ -18,13 +18,12 @@ from pydantic import Field
 
 from optimizer.config import EvalConfig, RunError
 from optimizer.definitions import Candidate, Catalog, DefinitionError
-from optimizer.evaluate import EvalResult, Progress
+from optimizer.evaluate import EvalResult, Progress, first_tool_confusion
 from optimizer.gate import judge, outcomes_by_task
 from optimizer.harness import Harness, open_harness
 from optimizer.html_report import changes_of
 from optimizer.patch import load_overlay
 from optimizer.regress.outputs import write_report_html
-from optimizer.scoring import confusion
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.store import StoredEpisode
 
@@ -84,9 +83,9 @@ async def run_regress(
         report["report_html"] = str(run.store.dir / "report.html")
         run.store.write_json("regress.json", report)
         changes = changes_of(run.catalog, new, before_side.candidate) if cfg.baseline_server is None else []
-        write_report_html(run.store.dir, report, {side: confusion(
-            (o.expected_first, o.chosen_first) for o in result.outcomes if o.expected_first)
-            for side, result in (("before", results["baseline"]), ("after", results["candidate"]))}, changes)
+        write_report_html(run.store.dir, report, {"before": first_tool_confusion(results["baseline"].outcomes),
+                                                  "after": first_tool_confusion(results["candidate"].outcomes)},
+                          changes)
         run.store.export_transcripts()
         return report
 
