@@ -26,6 +26,7 @@ import socket
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Literal, cast
 
 import optuna
@@ -46,6 +47,8 @@ TOKEN_TIE_BREAK = 1e-9
 """Per definition token, subtracted from accuracy in the single-objective value so the sampler prefers shorter
 definitions among equally accurate ones. `SearchResult.best` compares (accuracy, tokens) exactly instead."""
 _EPS = 1e-9
+UNCLAIMED_S = 60.0
+"""A RUNNING trial with no owner this long after it started was left by a process that died right after asking."""
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 
 
@@ -361,11 +364,13 @@ def _owner() -> dict[str, Any]:
 
 
 def _orphaned(trial: FrozenTrial) -> bool:
-    """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, or by a process that
-    died before it could say who it was. Trials of other hosts are never judged."""
+    """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, or left without an
+    owner for UNCLAIMED_S seconds (its process died between asking and saying who it was). Trials of other hosts
+    are never judged."""
     owner, me = trial.user_attrs.get("owner"), _owner()
-    if owner is None:
-        return True
+    if owner is None:  # asked, but the owner not yet written: a live process writes it at once, a dead one never
+        started = trial.datetime_start
+        return started is not None and (datetime.now() - started).total_seconds() > UNCLAIMED_S
     if owner.get("host") != me["host"] or owner.get("pid") == me["pid"]:
         return False
     try:
