@@ -47,8 +47,7 @@ TOKEN_TIE_BREAK = 1e-9
 """Per definition token, subtracted from accuracy in the single-objective value so the sampler prefers shorter
 definitions among equally accurate ones. `SearchResult.best` compares (accuracy, tokens) exactly instead."""
 _EPS = 1e-9
-UNCLAIMED_S = 60.0
-"""A RUNNING trial with no owner this long after it started was left by a process that died right after asking."""
+UNCLAIMED_S = 60.0  # a RUNNING trial still without an owner this long after it started: its process died
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 
 
@@ -365,8 +364,7 @@ def _owner() -> dict[str, Any]:
 
 def _orphaned(trial: FrozenTrial) -> bool:
     """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, or left without an
-    owner for UNCLAIMED_S seconds (its process died between asking and saying who it was). Trials of other hosts
-    are never judged."""
+    owner for UNCLAIMED_S seconds. Trials of other hosts are never judged."""
     owner, me = trial.user_attrs.get("owner"), _owner()
     if owner is None:  # asked, but the owner not yet written: a live process writes it at once, a dead one never
         started = trial.datetime_start
