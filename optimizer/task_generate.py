@@ -36,7 +36,6 @@ from optimizer import task_explore, task_offline
 from optimizer.definitions import Catalog
 from optimizer.files import atomic_write
 from optimizer.models import Providers, ProviderSettings
-from optimizer.models.anthropic import tool_params
 from optimizer.models.base import MessagesClient, Reply, Usage
 from optimizer.prices import PriceTable
 from optimizer.prompt_files import fence, load_prompt, render
@@ -127,6 +126,8 @@ async def generate(client: MessagesClient, model: str, catalog: Catalog, call: C
                    progress: Callable[[str], None] | None = None) -> Generation:
     """Explore and write (see the module docstring), into `run` when given (so that the calls made so far survive an
     error), replaying the turns `journal` holds and recording new ones; the tasks are not validated yet."""
+    from optimizer.models.anthropic import tool_params  # the anthropic SDK loads only when Claude writes tasks
+
     run = run if run is not None else Generation()
     say = progress or (lambda _: None)
     allowed = [t for t in catalog.tools if t.name not in refused]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import SHARED_RUN_FLAGS, cli_command
+from helpers.cli import cli_command
 from helpers.run_db import count_episodes
 
 pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
@@ -87,36 +87,45 @@ def test_rerunning_a_finished_run_makes_no_new_episodes(optimized: Optimized, ru
     assert summary["episodes"]["run"] == 0 and summary["episodes"]["cached"] > 0
 
 
-def test_a_run_killed_in_the_search_resumes_to_the_same_winner(
-    optimized: Optimized, run_cli: Cli, tmp_path: Path
-) -> None:
-    runs_dir = tmp_path
-    args = ["--server", server("support"), "--tasks", str(ROOT / "examples/support/tasks"), "--offline",
-            "--runs-dir", str(runs_dir), "--run-id", "killed", "--server-instances", "1", *SHARED_RUN_FLAGS]
+def test_a_run_killed_in_the_search_resumes_to_the_same_winner(run_cli: Cli, tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"  # 29 of the example's tasks and two rounds of 8 trials: the same path, in a fifth
+    tasks.mkdir()
+    for name in ("customers.yaml", "refunds.yaml"):
+        shutil.copy(ROOT / "examples/support/tasks" / name, tasks / name)
+    args = ["--server", server("support"), "--tasks", str(tasks), "--offline", "--rounds", "2", "--trials", "8",
+            "--heldout-candidates", "1", "--server-instances", "1"]
+    fresh = run_cli(*args, "--runs-dir", str(tmp_path / "fresh"), "--run-id", "fresh", "--json", script="optimize")
+    assert fresh.returncode == 0, fresh.stderr[-3000:]
+    uninterrupted = json.loads(fresh.stdout)
+    assert uninterrupted["rounds"][0]["improved"] and len(uninterrupted["rounds"]) == 2
+    kill_at = uninterrupted["episodes"]["run"] * 6 // 10  # in the search, after round 1's first trials
+    runs_dir = tmp_path / "killed-runs"
     # The killed run is a fresh process with its own hash seed, so the same winner after the resume also shows
     # that a seed gives the same run in another process (nothing depends on set or dict order of strings).
-    proc = subprocess.Popen([*cli_command("optimize"), *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True,
+    proc = subprocess.Popen([*cli_command("optimize"), *args, "--runs-dir", str(runs_dir), "--run-id", "killed"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                             env={**os.environ, "PYTHONHASHSEED": "12345"})
     db = runs_dir / "killed" / "run.db"
     try:
         deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and count_episodes(db) < 400 and proc.poll() is None:
-            time.sleep(0.2)
+        while time.monotonic() < deadline and count_episodes(db) < kill_at and proc.poll() is None:
+            time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     stored = count_episodes(db)
-    assert stored >= 400 and not (runs_dir / "killed" / "summary.json").exists()
+    assert stored >= kill_at and not (runs_dir / "killed" / "summary.json").exists()
     result = run_cli("--resume", "killed", "--runs-dir", str(runs_dir), "--json", script="optimize")
     assert result.returncode == 0, result.stderr[-3000:]
     resumed = json.loads(result.stdout)
-    fresh_dir = optimized("support")  # the shared run: asked for last
-    fresh = summary_of(fresh_dir)
     assert resumed["episodes"]["cached"] >= stored - 8  # at most the episodes in flight at the kill are lost
-    assert resumed["winner"] == fresh["winner"] and resumed["gate"] == fresh["gate"]
-    assert (runs_dir / "killed" / "overlay.json").read_bytes() == (fresh_dir / "overlay.json").read_bytes()
+    assert resumed["winner"] == uninterrupted["winner"] and resumed["gate"] == uninterrupted["gate"]
+    def searched(summary: dict) -> list[dict]:  # the rounds less how many episodes each ran in this process
+        return [{k: v for k, v in round_.items() if k != "episodes"} for round_ in summary["rounds"]]
 
+    assert searched(resumed) == searched(uninterrupted)
+    assert (runs_dir / "killed" / "overlay.json").read_bytes() == (tmp_path / "fresh" / "fresh" / "overlay.json"
+                                                                   ).read_bytes()
 
 
 def test_source_patch_rewrites_the_server_code(run_cli: Cli, tmp_path: Path) -> None:

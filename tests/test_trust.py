@@ -84,16 +84,18 @@ def test_an_http_server_that_refuses_says_so_and_points_at_header(
 
 def test_ctrl_c_says_how_to_resume(tmp_path: Path) -> None:
     proc = subprocess.Popen([*cli_command(), "eval", "--server", SUPPORT, "--tasks", TASKS, "--models",
-                             "sim:lexical?latency_ms=40", "--runs-dir", str(tmp_path), "--run-id", "stopped",
+                             "sim:lexical?latency_ms=150", "--runs-dir", str(tmp_path), "--run-id", "stopped",
                              "--max-connections", "1", "--server-instances", "1"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **CLI_ENV}, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and count_episodes(tmp_path / "stopped" / "run.db") < 3:
         time.sleep(0.1)
+    assert proc.poll() is None, "the run ended before it could be interrupted"  # 66 tasks at 150 ms a turn: ~30 s
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and "continue with the same command and --resume stopped" in err
+    assert proc.returncode == 130, err[-3000:]
+    assert "continue with the same command and --resume stopped" in err
 
 
 def test_optimize_without_held_out_tasks_is_refused_before_the_baseline(run_cli: Cli, tmp_path: Path) -> None:

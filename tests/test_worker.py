@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -21,10 +22,14 @@ ENTRY = "from optimizer.cli import main; main()"
 
 def test_workers_evaluate_trials_of_a_running_optimize(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs" / "shared"
+    tasks = tmp_path / "tasks"  # 21 of the example's tasks: trials long enough for the workers to join, no longer
+    tasks.mkdir()
+    for name in ("orders.yaml", "shipping.yaml"):
+        shutil.copy(ROOT / "examples/support/tasks" / name, tasks / name)
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     main = subprocess.Popen(
         [sys.executable, "-c", ENTRY, "optimize", "--server", f"{sys.executable} {ROOT / 'examples/support/server.py'}",
-         "--tasks", str(ROOT / "examples/support/tasks"), "--models", "sim:lexical?latency_ms=40", "--rounds", "1",
+         "--tasks", str(tasks), "--models", "sim:lexical?latency_ms=80", "--rounds", "1",
          "--trials", "12", "--storage", storage, "--runs-dir", str(tmp_path / "runs"), "--run-id", "shared",
          "--max-connections", "2", "--heldout-candidates", "1", "--json"],  # two server processes: sharing is the point
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
