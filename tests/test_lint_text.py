@@ -411,6 +411,7 @@ def test_winning_definitions_add_no_text_findings(example: str, optimized: Calla
     catalog = asyncio.run(_catalog(ServerSpec.parse(f"{sys.executable} {server}")))
     winner = load_overlay(run_dir / "overlay.json", catalog)
     assert added_text_problems(catalog, winner) == []
+    assert copied_from_tasks(run_dir) == []
     summary: Mapping[str, Any] = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     labels = ("glossary list in ", "copied text in ", "promotional text in ", "unknown tool in ")
     for reason in (r["reason"] for round_ in summary["rounds"] for r in round_["rejected"]):
@@ -433,3 +434,12 @@ def test_test_bed_winners_add_no_text_findings(name: str, optimized: Callable[[s
     catalog = asyncio.run(_catalog(ServerSpec.parse(server)))
     assert text_findings(catalog) == []
     assert added_text_problems(catalog, load_overlay(run_dir / "overlay.json", catalog)) == []
+    assert copied_from_tasks(run_dir) == []
+
+
+def copied_from_tasks(run_dir: Path) -> list[str]:
+    """Edits of the rules proposer that the leakage guard dropped: it writes from the server and the evidence in
+    ordinary words, so none may be (issue 17)."""
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    return [r["reason"] for round_ in summary["rounds"] for r in round_["rejected"]
+            if "copies text from train prompts" in r["reason"]]

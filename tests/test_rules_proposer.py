@@ -215,7 +215,7 @@ def test_leaked_phrases_finds_values_and_phrases() -> None:
     assert leaked_phrases("Write to jane@x.org about C-1008 and #10012.", prompts) == [
         "#10012", "10012", "1008", "C-1008", "jane@x.org"]
     assert leaked_phrases("Amounts like $25.00 or 123456.", prompts) == ["$25.00", "123456"]
-    assert leaked_phrases("Use for the broken hinge on a door.", prompts) == ["broken hinge on", "the broken hinge"]
+    assert leaked_phrases("Use for the broken hinge on a door.", prompts) == []  # common English words: not copying
     assert leaked_phrases("About broken, hinge or order; refunds of 25 cents.", prompts) == []
     assert synthesise("prefixed_id", "C-1008", prompts) == "C-2468"
     assert synthesise("hash_id", "#10042", prompts) == "#24680"

@@ -25,6 +25,7 @@ from optimizer.harness import open_harness
 from optimizer.lint import findings_as_evidence, lint
 from optimizer.optimize.config import OptimizeConfig
 from optimizer.optimize.outputs import split_table, write_outputs
+from optimizer.optimize.repair import repair_round
 from optimizer.optimize.rounds import (
     OptimizeRun,
     Outcome,
@@ -36,7 +37,7 @@ from optimizer.optimize.rounds import (
     select,
     stop_reason,
 )
-from optimizer.optimize.screening import Screen
+from optimizer.optimize.screening import Screen, accepted_of
 from optimizer.propose import ProposerError, load_proposer
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
@@ -90,7 +91,14 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         evidence = evidence_for(run, best)
         proposals, report = await propose_cached(run, proposer, best.candidate, evidence, k=config.candidates,
                                                  seed=config.seed + number)
-        accepted, rejected = screen(proposals, evidence)
+        screened = screen.screen(proposals, evidence)
+        repaired, repair = await repair_round(run, proposer, screen, screened, best.candidate, evidence)
+        accepted = accepted_of(repaired)
+        first = {id(s) for s in screened}
+        rejected = [*(entry for s in screened for entry in s.rejections()),
+                    *({**entry, "after_repair": "yes"} for s in repaired if id(s) not in first
+                      for entry in s.rejections())]
+        report = {**report, "screening_repair": repair} if repair else report
         log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report)
         rounds.append(log)
         if not accepted:

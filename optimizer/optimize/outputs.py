@@ -98,7 +98,9 @@ def run_cost(outcome: Outcome) -> dict[str, Any]:
     config = outcome.config
     table = load_prices(Path(config.prices)) if config.prices else PriceTable.default()
     out = cost(outcome.run.store.episodes(), table)
-    extras = {"proposer": (config.proposer, [r.proposer.get("usage") or {} for r in outcome.rounds]),
+    repairs = [r.proposer.get("screening_repair") or {} for r in outcome.rounds]
+    extras = {"proposer": (config.proposer, [*(r.proposer.get("usage") or {} for r in outcome.rounds),
+                                             *(repair.get("usage") or {} for repair in repairs)]),
               "judge": (outcome.run.store.get_meta("judge_model"), [outcome.run.store.get_meta("judge_usage") or {}])}
     for role, (model, usages) in extras.items():
         usage = {kind: sum(int(u.get(kind) or 0) for u in usages) for kind in TOKEN_KINDS}
@@ -106,6 +108,10 @@ def run_cost(outcome: Outcome) -> dict[str, Any]:
             continue
         usd = table.usd(str(model), usage) if model else None
         out[role] = {**usage, "model": model, "usd": round(usd or 0.0, 6), "priced": usd is not None}
+        if role == "proposer":
+            out[role]["requests"] = sum(1 + int(r.proposer.get("repair_requests") or 0) for r in outcome.rounds
+                                        if r.proposer.get("usage")) + sum(int(x.get("requests") or 0) for x in repairs)
+            out[role]["screening_repairs"] = sum(int(x.get("requests") or 0) for x in repairs)
         for kind in TOKEN_KINDS:
             out[kind] += usage[kind]
         out["usd"] = round(out["usd"] + (usd or 0.0), 6)
@@ -229,7 +235,9 @@ def _cost_section(data: dict[str, Any]) -> list[str]:
         if role in c:
             row = c[role]
             usd = f"USD {row['usd']:.4f}" if row["priced"] else "no price"
-            lines += [f"- {role} ({row['model']}): input {row['input_tokens']:,}, "
+            asked = (f"{row['requests']} requests ({row['screening_repairs']} sending rejected edits back), "
+                     if "requests" in row else "")
+            lines += [f"- {role} ({row['model']}): {asked}input {row['input_tokens']:,}, "
                       f"output {row['output_tokens']:,}; {usd}", ""]
     notes = []
     if c.get("unpriced_models"):
@@ -334,17 +342,22 @@ def _diagnosis_section(data: dict[str, Any]) -> list[str]:
 
 
 def _rounds_section(data: dict[str, Any]) -> list[str]:
-    lines = ["## Search", "", "| round | proposed | rejected | trials | pruned | best train | schemes | episodes |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["## Search", "", "| round | proposed | rejected | edits dropped | trials | pruned | best train | "
+             "schemes | episodes |", "|---|---|---|---|---|---|---|---|---|"]
     for r in data["rounds"]:
         schemes = ", ".join(f"{s} {r['scheme_accuracy'][s]:.0%}" if s in r.get("scheme_accuracy", {}) else s
                             for s in r["schemes"])
-        lines.append(f"| {r['round']} | {r['proposed']} | {len(r['rejected'])} | {r['trials']} | {r['pruned']} | "
+        whole = sum("tool" not in x for x in r["rejected"])
+        lines.append(f"| {r['round']} | {r['proposed']} | {whole} | {len(r['rejected']) - whole} | {r['trials']} | "
+                     f"{r['pruned']} | "
                      f"{r['best_accuracy']:.0%} | {schemes} | {r['episodes']} |")
     rejected = [(r["round"], x) for r in data["rounds"] for x in r["rejected"]]
     if rejected:
         lines += ["", "Rejected before any eval:", ""]
-        lines += [f"- round {n}: {x.get('candidate', '?')} — {_quoted(x.get('reason', ''))}" for n, x in rejected]
+        lines += [f"- round {n}: {x.get('candidate', '?')}" + (f", edit of {x['tool']} dropped" if x.get("tool")
+                                                               else "")
+                  + (" after the repair" if x.get("after_repair") else "") + f" — {_quoted(x.get('reason', ''))}"
+                  for n, x in rejected]
     lines += _proposer_lines(data["rounds"]) + _front_lines(data["rounds"])
     return lines + [""]
 
@@ -377,6 +390,11 @@ def _proposer_lines(rounds: list[dict[str, Any]]) -> list[str]:
                          f"{p.get('received', 0)}, repaired {p.get('repaired', 0)}, dropped {p.get('dropped', 0)}")
         for item in p.get("rejected", []):
             lines.append(f"- round {r['round']}: dropped proposal — {_quoted(item.get('reason', ''))}")
+        fix = p.get("screening_repair")
+        if fix:
+            lines.append(f"- round {r['round']}: rejected edits sent back once: " + (
+                _quoted(fix["error"]) if fix.get("error") else
+                f"{fix.get('returned', 0)} candidate(s) returned, {fix.get('repaired_edits', 0)} edit(s) now pass"))
         for key, why in (p.get("rationales") or {}).items():
             lines.append(f"- round {r['round']}: {key} — proposer's rationale: {_quoted(why)}")
     return ["", "Proposer:", "", *lines] if lines else []

@@ -10,7 +10,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -77,4 +77,19 @@ class Proposer(Protocol):
 
     def rationale(self, key: str) -> str | None:
         """The proposer's one-line reason for the candidate with this key, when it gave one."""
+        ...
+
+
+@runtime_checkable
+class RepairingProposer(Protocol):
+    """A proposer that can rewrite tool edits the screen rejected (a model proposer; the offline one screens its own
+    text as it writes)."""
+
+    async def repair(
+        self, catalog: Catalog, current: Candidate, evidence: Evidence,
+        rejected: Sequence[tuple[Candidate, Mapping[str, str]]],
+    ) -> Sequence[Candidate]:
+        """Candidates built on `current` rewriting, for each (proposal, {tool: reason}) in `rejected`, the edits of
+        those tools, ideally one candidate per item in order; `last_report()["screening_repair"]` then describes
+        the request (counts and usage)."""
         ...

@@ -31,6 +31,7 @@ Contract of `ClaudeProposer.propose` (on top of the `Proposer` contract in base.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -78,12 +79,15 @@ class ProposalStats:
     error: str | None = None
     """why the repair request failed, when it did"""
     usage: Usage = field(default_factory=Usage)
+    screening_repair: dict[str, Any] | None = None
+    """the request that sent edits the screen rejected back (`repair`): its own counts and usage, not in `usage`"""
 
     def to_json(self) -> dict[str, Any]:
         return {"requested": self.requested, "received": self.received, "repaired": self.repaired,
                 "dropped": self.dropped, "duplicates": self.duplicates, "returned": self.returned,
                 "repair_requests": self.repair_requests, "rejected": [dict(r) for r in self.rejected],
-                "error": self.error, "usage": self.usage.to_json()}
+                "error": self.error, "usage": self.usage.to_json(),
+                **({"screening_repair": self.screening_repair} if self.screening_repair else {})}
 
 
 class ClaudeProposer:
@@ -139,6 +143,31 @@ class ClaudeProposer:
         stats.returned = len(kept.candidates)
         self.rationales.update(kept.rationales)
         return list(kept.candidates)
+
+    async def repair(
+        self, catalog: Catalog, current: Candidate, evidence: Evidence,
+        rejected: Sequence[tuple[Candidate, Mapping[str, str]]],
+    ) -> list[Candidate]:
+        """ONE request: the first request's prompt, then `prompts/repair.md` with each proposal's rejected tool edits
+        (model-written, fenced) and the reasons; returns the valid candidates of the reply, built on `current`, in
+        the order written (the caller matches them to `rejected` by the tools they change). Usage is added to
+        `usage` and recorded in `stats.screening_repair`; `ModelUnavailable` propagates."""
+        params = self.request(catalog, current, evidence, len(rejected))
+        items = [{"item": i + 1, "namespace": proposal.scheme,
+                  "edits": [{"tool": tool, **proposal.edits[tool].to_json(), "rejected_because": why}
+                            for tool, why in reasons.items()]}
+                 for i, (proposal, reasons) in enumerate(rejected)]
+        ask = render(load_prompt("repair"), n=str(len(rejected)),
+                     rejected=fence("rejected edits", json.dumps(items, indent=1, ensure_ascii=False)))
+        params["messages"][0]["content"].append({"type": "text", "text": ask})
+        repair = ProposalStats(requested=len(rejected))
+        reply = await self._create(params, repair)
+        reading = read_reply(reply, catalog, current, attempt=3)
+        repair.received, repair.rejected, repair.dropped = reading.entries, reading.rejected, reading.invalid
+        repair.returned = len(reading.valid)
+        self.stats.screening_repair = repair.to_json()
+        self.rationales.update({c.key: why for c, why in reading.valid})
+        return [c for c, _ in reading.valid]
 
     def last_report(self) -> dict[str, Any]:
         return self.stats.to_json()

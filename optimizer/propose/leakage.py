@@ -1,4 +1,15 @@
-"""The leakage guard: what a text copies from train prompts (literal values, digit runs, 3-word phrases).
+"""The leakage guard: what a text copies from train prompts and expected answers — not the domain's language.
+
+Copied, and flagged:
+- values: emails, urls, paths, ids, codes, phones, amounts, dates, zones, and times and numbers with 3+ digits; and
+  runs of 3+ digits inside them (a year alone is no value; a run in SHARED prompts is a format, like a 555 prefix);
+- names: capitalised words a prompt uses mid-sentence, or two or more in a row anywhere (people, companies, places,
+  products), and an answer that is itself a name;
+- word runs: LONG_RUN words in a row from one prompt or answer with two content words among them; a shorter run
+  (SHORT_RUN+) only when one of its words is distinctive; and a whole answer with a word rare in English in it.
+A word is distinctive when it is not one of the common English words of `optimizer/data/english_words.txt`
+(wordfreq's most frequent; see bench/build_word_list.py), does not occur in the server's own text (`known_text`)
+and occurs in fewer than SHARED train prompts. Whatever the server's own text holds is not counted as copied.
 
 Used by every proposer's output screen and by the rules proposer on each text it writes."""
 
@@ -6,39 +17,188 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
 
-from optimizer.text import STOPWORDS, words
-from optimizer.values import find_values
+from optimizer.text import STOPWORDS, stem, words
+from optimizer.values import PATTERNS, find_values
+
+LONG_RUN = 6
+"""Words in a row from one prompt that are copying whatever the words (two of them content words)."""
+SHORT_RUN = 3
+"""The shortest run that can be copying, when a distinctive word is in it."""
+SHARED = 3
+"""A word, run or digit run in this many train prompts (or answers) is the domain's language, not one task's."""
+ALWAYS = frozenset({"email", "url", "path", "uuid", "hash_id", "prefixed_id", "code", "phone", "money", "date",
+                    "datetime", "date_text", "timezone"})
+"""Value kinds that are copying at any length; times and plain numbers need 3+ digits."""
+CALENDAR = frozenset("""january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split())  # noqa: SIM905
+"""Capitalised in English wherever they stand, so no evidence of a name."""
+_CAP = r"[A-Z][^\W\d_]*(?:['’-][^\W\d_]+)*(?![\w-])"
+_NAMES = re.compile(rf"{_CAP}(?:(?: &)? {_CAP})*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)[\W\d]*$")
+_REFERENCE = re.compile(r"\b[A-Za-z]{1,6}-(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{4,}\b")  # RF-7a1b2c, which values.py skips
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_CLAUSE = re.compile(r"[,.;:!?()\[\]\"“”{}]+")
+_REGEX_SYNTAX = re.compile(r"\\[sdbwSDBW][*+?]?|\\(.)|\[[^\]]*\][*+?]?|\(\?(?:<?[=!]|:|[a-z]+\))|\.\*|[()^$*+?|]")
 
 
-def leaked_phrases(text: str, prompts: Iterable[str]) -> list[str]:
-    """What `text` copies from `prompts`, sorted and unique: values (emails, ids, urls, paths, dates,
-    money, phones, codes, numbers of 3+ digits) and phrases of 3+ consecutive words with at least two
-    content words, within one clause of each (commas and other punctuation end a phrase)."""
-    values, runs, phrases = _prompt_index(tuple(prompts))
+@dataclass(frozen=True)
+class _Index:
+    """What the train prompts and answers hold, computed once per set."""
+
+    values: frozenset[str]
+    digits: frozenset[str]
+    names: frozenset[str]
+    answers: tuple[str, ...]
+    grams: Counter[tuple[str, ...]]
+    """Word runs (SHORT_RUN..LONG_RUN words, within a clause) -> how many prompts or answers hold each."""
+    counts: Counter[str]
+    """Stemmed word -> how many prompts or answers hold it."""
+
+
+@dataclass(frozen=True)
+class _Known:
+    """The server's own text: lower-cased, its words (and their stems), its words in order, its word runs."""
+
+    text: str
+    words: frozenset[str]
+    joined: str
+    grams: frozenset[tuple[str, ...]]
+
+
+def leaked_phrases(text: str, prompts: Iterable[str], *, known_text: Iterable[str] = (),
+                   answers: Iterable[str | None] = ()) -> list[str]:
+    """What `text` copies from the train `prompts` and expected `answers` (regex answers are read for their
+    literal parts), sorted and unique: values, digit runs, names and word runs, as the module docstring says.
+    `known_text` is the server's own text (names, descriptions, schemas): nothing it holds counts as copied."""
+    index = _index(tuple(prompts), tuple(a for a in answers if a))
+    known = _known(tuple(known_text))
     lowered = text.lower()
-    found = {v for v in values if re.search(rf"(?<![\w@#$-]){re.escape(v.lower())}(?![\w@-])", lowered)}
-    found.update(run for run in runs if re.search(rf"(?<!\d){run}(?!\d)", text))
-    found.update(" ".join(g) for segment in _segments(text) for g in _grams(segment) if g in phrases)
+    found = {v for v in index.values if v.lower() not in known.text
+             and re.search(rf"(?<![\w@#$-]){re.escape(v.lower())}(?![\w@-])", lowered)}
+    found.update(run for run in index.digits if run not in known.text and re.search(rf"(?<!\d){run}(?!\d)", text))
+    found.update(n for n in index.names
+                 if not _holds(known, words(n)) and re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text))
+    found.update(a for a in index.answers if any(_distinctive(w, None, known) for w in words(a))
+                 and not _holds(known, words(a)) and re.search(rf"(?<!\w){re.escape(a.lower())}(?!\w)", lowered))
+    found.update(_runs(text, index, known))
     return sorted(found)
 
 
+def _runs(text: str, index: _Index, known: _Known) -> list[str]:
+    """Maximal spans of `text` made of copied runs, each span as its words."""
+    out = []
+    for seq in _segments(text):
+        spans: list[tuple[int, int]] = []
+        for i in range(len(seq)):
+            for n in range(min(LONG_RUN, len(seq) - i), SHORT_RUN - 1, -1):
+                gram = tuple(seq[i : i + n])
+                if not 0 < index.grams[gram] < SHARED or gram in known.grams:
+                    continue
+                if sum(_content(w) for w in gram) >= 2 and (
+                        n == LONG_RUN or any(_distinctive(w, index, known) for w in gram)):
+                    spans.append((i, i + n))
+                    break
+        for start, end in _merged(spans):
+            out.append(" ".join(seq[start:end]))
+    return out
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _content(word: str) -> bool:
+    return word not in STOPWORDS and len(word) > 1 and not word.isdigit()
+
+
+def _distinctive(word: str, index: _Index | None, known: _Known) -> bool:
+    """Rare in English, not the server's own word, and (with an index) in fewer than SHARED prompts or answers."""
+    base = stem(word)
+    common = common_words()
+    return (_content(word) and word.isalpha() and word not in common and base not in common
+            and word not in known.words and base not in known.words and (index is None or index.counts[base] < SHARED))
+
+
+def _holds(known: _Known, seq: list[str]) -> bool:
+    """The server's own text holds these words in this order."""
+    return bool(seq) and f" {' '.join(seq)} " in known.joined
+
+
+@functools.cache
+def common_words() -> frozenset[str]:
+    """The common English words the package ships (see bench/build_word_list.py for where they come from)."""
+    data = resources.files("optimizer").joinpath("data").joinpath("english_words.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in data.splitlines() if line.strip() and not line.startswith("#"))
+
+
 @functools.lru_cache(maxsize=64)
-def _prompt_index(prompts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, ...]]]:
-    """The values, digit runs (3+) and 3-word phrases of a set of prompts, computed once per set."""
-    values = {f.value for p in prompts for f in find_values(p, 0)
-              if f.kind != "quoted" and not (f.kind == "number" and len(re.sub(r"\D", "", f.value)) < 3)}
-    runs = {run for p in prompts for run in re.findall(r"\d{3,}", p)}
-    phrases = {g for p in prompts for segment in _segments(p) for g in _grams(segment)}
-    return frozenset(values), frozenset(runs), frozenset(phrases)
+def _index(prompts: tuple[str, ...], answers: tuple[str, ...]) -> _Index:
+    chunks = tuple(c for a in answers for c in _literals(a))
+    sources = prompts + chunks
+    values = {f.value for s in sources for f in find_values(s, 0) if f.kind in ALWAYS or (
+        f.kind in ("time", "number") and len(re.sub(r"\D", "", f.value)) >= 3 and not _YEAR.fullmatch(f.value))}
+    values |= {m.group(0) for s in sources for pattern in (PATTERNS["date"], _REFERENCE) for m in pattern.finditer(s)}
+    digit_counts = Counter(run for s in sources for run in set(re.findall(r"\d{3,}", s)))
+    digits = {run for run, count in digit_counts.items() if count < SHARED and not _YEAR.fullmatch(run)}
+    names = {n for s in prompts for n in _names(s)} | {n for c in chunks for n in _names(c, whole=True)}
+    grams: Counter[tuple[str, ...]] = Counter()
+    counts: Counter[str] = Counter()
+    for source in sources:
+        grams.update({g for seq in _segments(source) for g in _grams(seq)})
+        counts.update({stem(w) for w in words(source)})
+    return _Index(frozenset(values), frozenset(digits), frozenset(names), chunks, grams, counts)
+
+
+@functools.lru_cache(maxsize=16)
+def _known(texts: tuple[str, ...]) -> _Known:
+    text = "\n".join(texts).lower()
+    said = words(text)
+    return _Known(text, frozenset(said) | {stem(w) for w in said}, f" {' '.join(said)} ",
+                  frozenset(g for seq in _segments(text) for g in _grams(seq)))
+
+
+def _names(text: str, whole: bool = False) -> list[str]:
+    """Capitalised runs that are names by evidence: two or more capitalised words in a row, or one mid-sentence
+    (after the sentence's own first word); a run of capitals only (UTC, REST API) is an abbreviation. With `whole`
+    (an answer), a text made only of capitalised words is a name too ("Louisville")."""
+    found = []
+    for match in _NAMES.finditer(text):
+        parts = [re.sub(r"['’]s$", "", p) for p in match.group(0).split(" ")]
+        lead = _SENTENCE_START.search(text[: match.start()]) is not None
+        while parts and parts[0].lower() in STOPWORDS | {"&"}:
+            parts, lead = parts[1:], False
+        named = [p for p in parts if p != "&"]
+        if not any(p != p.upper() for p in named) or (len(named) == 1 and named[0].lower() in CALENDAR):
+            continue
+        if len(named) > 1 or not lead or (whole and match.group(0) == text.strip()):
+            found.append(" ".join(parts))
+    return found
+
+
+def _literals(answer: str) -> list[str]:
+    """An answer's literal parts: the answer itself, or the alternatives and groups of a regex answer."""
+    if not re.search(r"\\|\(\?|\||\.\*|\[[^\]]+\][*+?]", answer):
+        return [answer.strip()]
+    text = _REGEX_SYNTAX.sub(lambda m: m.group(1) or "\n", answer)
+    return [c for c in (" ".join(part.split()) for part in text.split("\n")) if len(c) > 1]
 
 
 def _segments(text: str) -> list[list[str]]:
-    return [words(part) for part in re.split(r"[,.;:!?()\[\]\"“”{}]+", text) if part.strip()]
+    return [words(part) for part in _CLAUSE.split(text) if part.strip()]
 
 
 def _grams(seq: list[str]) -> Iterable[tuple[str, ...]]:
-    for i in range(len(seq) - 2):
-        if sum(w not in STOPWORDS for w in seq[i : i + 3]) >= 2:
-            yield tuple(seq[i : i + 3])
+    for n in range(SHORT_RUN, LONG_RUN + 1):
+        for i in range(len(seq) - n + 1):
+            yield tuple(seq[i : i + n])
