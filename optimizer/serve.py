@@ -9,7 +9,7 @@ Contract:
   descriptions and parameter descriptions; the upstream's input schema otherwise unchanged; its output
   schema, annotations and title passed through. The list is fixed at start. With a pin (`optimizer pin`), a
   tool whose exposed definition differs from its pinned one is not listed (and so cannot be called); each is
-  named in the log.
+  named in the log and, with how it differs, in the tools/list result's `_meta` (`WITHHELD_KEY`).
 - tools/call: the exposed name is routed back to its original and the arguments are forwarded unchanged.
   The upstream's result comes back unchanged (content blocks, isError, structuredContent); only the
   result's `_meta` is dropped, because on 2026-07-28 connections it names the upstream server. An unknown
@@ -56,6 +56,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_NAME = "optimizer-serve"
 HOST = "127.0.0.1"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+WITHHELD_KEY = "io.github.mcp-tool-optimizer/withheld"
+"""The tools/list `_meta` key of the note naming the tools `--pin` left out."""
 STOP_GRACE_S = 5.0
 """Seconds a stopped stdio session gets to finish before it is cancelled."""
 
@@ -152,13 +154,16 @@ def server_name(candidate: Candidate) -> str:
     return candidate.word.strip() if candidate.word else DEFAULT_NAME
 
 
-def build_server(exposed: Exposed, upstream: _Upstream, *, name: str) -> Server[Any]:
-    """The low-level MCP server answering tools/list and tools/call for `exposed`, calling `upstream`."""
+def build_server(exposed: Exposed, upstream: _Upstream, *, name: str,
+                 withheld: dict[str, list[str]] | None = None) -> Server[Any]:
+    """The low-level MCP server answering tools/list and tools/call for `exposed`, calling `upstream`. Tools the
+    pin withheld are named, with how they differ, in the tools/list result's `_meta` under `WITHHELD_KEY`."""
     tools = [wire_tool(t) for t in exposed.tools]
     schemas = {t.name: dict(t.input_schema) for t in exposed.tools}
+    note = {WITHHELD_KEY: [{"tool": tool, "differences": why} for tool, why in withheld.items()]} if withheld else None
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[t.model_copy(deep=True) for t in tools])
+        return types.ListToolsResult(tools=[t.model_copy(deep=True) for t in tools], _meta=note)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         original = exposed.original(params.name)
@@ -197,9 +202,10 @@ async def serve(config: ProxyConfig) -> None:
             exposed = apply(catalog, candidate)
         except (ServerError, DefinitionError) as exc:
             raise ProxyError(str(exc)) from None
+        withheld: dict[str, list[str]] = {}
         if lock is not None:
-            exposed = _pinned_only(exposed, lock, catalog.server_name)
-        server = build_server(exposed, upstream, name=server_name(candidate))
+            exposed, withheld = _pinned_only(exposed, lock, catalog.server_name)
+        server = build_server(exposed, upstream, name=server_name(candidate), withheld=withheld)
         where = f"{len(exposed.tools)} tools of {config.server.display} with {config.overlay}"
         with _stop_on_signals() as stop:
             stop_seen = stop
@@ -217,8 +223,9 @@ async def serve(config: ProxyConfig) -> None:
         logger.info("stopped after %s; the upstream was shut down", why)
 
 
-def _pinned_only(exposed: Exposed, lock: dict[str, Any], server: str) -> Exposed:
-    """The exposed tools whose definition matches the pin; every other one is logged and left out."""
+def _pinned_only(exposed: Exposed, lock: dict[str, Any], server: str) -> tuple[Exposed, dict[str, list[str]]]:
+    """The exposed tools whose definition matches the pin, and the others (name -> how each differs), which are
+    logged and left out."""
     changed: dict[str, list[str]] = {}
     for difference in differences(lock, Catalog(server, exposed.tools)):
         if difference.kind != "tool-removed":
@@ -226,7 +233,7 @@ def _pinned_only(exposed: Exposed, lock: dict[str, Any], server: str) -> Exposed
     for name, why in changed.items():
         logger.warning("not serving %s: its definition no longer matches the pin (%s)", name, "; ".join(why))
     return Exposed(tools=tuple(t for t in exposed.tools if t.name not in changed),
-                   routing={k: v for k, v in exposed.routing.items() if k not in changed})
+                   routing={k: v for k, v in exposed.routing.items() if k not in changed}), changed
 
 
 @contextlib.contextmanager

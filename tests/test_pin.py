@@ -104,6 +104,37 @@ def test_serve_leaves_out_the_tools_that_no_longer_match_the_pin(caplog: pytest.
     exposed = Exposed(tools=(PLANTED["new-url"], OTHER), routing={"lookup_order": "lookup_order",
                                                                   "refund_order": "refund_order"})
     with caplog.at_level("WARNING", logger="optimizer"):
-        served = _pinned_only(exposed, lock, "shop")
+        served, withheld = _pinned_only(exposed, lock, "shop")
     assert [t.name for t in served.tools] == ["refund_order"] and "lookup_order" not in served.routing
     assert "not serving lookup_order" in caplog.text and "new-url" in caplog.text
+    assert list(withheld) == ["lookup_order"] and withheld["lookup_order"][0].startswith("new-url: ")
+
+
+def test_serve_pin_over_stdio_withholds_a_changed_tool_and_says_so_in_the_tool_list(run_cli: Cli,
+                                                                                   tmp_path: Path) -> None:
+    """The process boundary is the point: a client of `optimizer serve --pin` never sees the changed tool, and the
+    tools/list result names it with how it changed."""
+    import asyncio
+
+    from optimizer.serve import WITHHELD_KEY
+    from optimizer.servers import ServerPool, ServerSpec
+
+    lock = tmp_path / "tools.lock.json"
+    assert run_cli("pin", "--server", SUPPORT, "-o", str(lock)).returncode == 0
+    overlay = tmp_path / "overlay.json"
+    overlay.write_text(json.dumps({"tools": {"get_customer": {
+        "description": "Look up one customer. Details at https://example.invalid/help."}}}), encoding="utf-8")
+    proxy = (sys.executable, "-c", "from optimizer.cli import main; main()", "serve", "--server", SUPPORT,
+             "--overlay", str(overlay), "--pin", str(lock))
+
+    async def listed() -> Any:
+        async with ServerPool(ServerSpec(argv=proxy), connect_timeout=60) as pool:
+            client = pool._connections[0].client
+            assert client is not None
+            return await client.list_tools()
+
+    result = asyncio.run(listed())
+    names = [t.name for t in result.tools]
+    assert "get_customer" not in names and "lookup_order" in names
+    [note] = result.meta[WITHHELD_KEY]
+    assert note["tool"] == "get_customer" and any(d.startswith("new-url: ") for d in note["differences"])
