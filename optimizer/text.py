@@ -4,7 +4,9 @@ and a local estimate of how many model tokens a text costs."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
+from typing import Any
 
 STOPWORDS = frozenset(
     """a about above after again all also am an and any are as at be because been before being below
@@ -68,3 +70,16 @@ def estimate_tokens(text: str) -> int:
 def points(delta: float, digits: int = 0) -> str:
     """An accuracy change in percentage points, signed: +0.33 -> "+33 pts" (not "+33%", which reads as relative)."""
     return f"{delta * 100:+.{digits}f} pts"
+
+
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value, mapping keys included, depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from json_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from json_strings(item)

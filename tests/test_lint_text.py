@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.shop_tools import ORDER, TRACK
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.lint import Observed, added_text_problems, lint
@@ -33,24 +34,6 @@ SQLITE = REPO / ".ci" / "cache" / "mcp1-venv" / "bin" / "mcp-server-sqlite"
 TIME_SERVER = Path(sys.executable).with_name("mcp-server-time")
 TEXT_RULES = ("text-glossary", "text-copied", "text-promotion", "text-unknown-tool")
 
-READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
-ORDER = ToolDef(
-    name="lookup_order",
-    description="Look up one order by its number when a customer asks what they bought or its status. Returns the "
-    "items, the total in cents and the status. Not for parcel tracking; use track_shipment instead.",
-    input_schema={"type": "object", "required": ["order_id"], "properties": {
-        "order_id": {"type": "string", "description": "Order number like #NNNNN."},
-        "detail": {"type": "string", "enum": ["summary", "items", "payments"], "description": "How much to show."}}},
-    annotations=READ,
-)
-TRACK = ToolDef(
-    name="track_shipment",
-    description="Track a parcel in transit when someone asks where their delivery is. Returns the carrier and the "
-    "latest scan. Not for order contents; use lookup_order instead.",
-    input_schema={"type": "object", "required": ["number"],
-                  "properties": {"number": {"type": "string", "description": "Tracking number."}}},
-    annotations=READ,
-)
 
 
 def hits(*tools: ToolDef, observed: Observed | None = None) -> list[tuple[str, str | None, str, str]]:

@@ -8,7 +8,8 @@ Contracts:
   minus the same penalties for each server-level finding, floor 0, rounded to one decimal.
 - Token counts are local estimates (`optimizer.text.estimate_tokens` over each definition's canonical JSON).
 - A tool's findings are ordered most severe first; within a severity, in the order `lint_tools` runs the
-  checks (description, look-alikes, parameters, returns, mechanics, annotations, name, definition size, text).
+  checks (description, look-alikes, parameters, returns, mechanics, annotations, name, definition size, text,
+  security).
 - `observed` (what a run saw tools return) only widens text-copied; `optimizer lint` runs without it.
 - `new_errors` matches tools by POSITION in catalog order (which `apply()` preserves), so renamed candidates
   are compared with the tool they replace.
@@ -33,6 +34,7 @@ from optimizer.lint.rules_description import (
 )
 from optimizer.lint.rules_names import check_name
 from optimizer.lint.rules_parameters import check_parameters
+from optimizer.lint.rules_security import check_security, check_security_server
 from optimizer.lint.rules_text import Observed, check_text
 from optimizer.lint.similarity import Similarity
 
@@ -94,14 +96,16 @@ def lint_tools(server_name: str, tools: Sequence[ToolDef], *, max_tools: int = D
     tools = list(tools)
     pairwise = check_neighbours(tools, Similarity(tools))
     text = check_text(tools, observed)
+    security = check_security(server_name, tools)
     reports = []
     for position, tool in enumerate(tools):
         tokens = definition_tokens(tool)
         found = [*check_description(tool), *pairwise.get(position, []), *check_parameters(tool),
                  *check_returns(tool), *check_mechanics(tool), *check_annotations(tool),
-                 *check_name(tool, server_name), *check_tokens(tool, tokens), *text.get(position, [])]
+                 *check_name(tool, server_name), *check_tokens(tool, tokens), *text.get(position, []),
+                 *security.get(position, [])]
         reports.append(ToolReport(tool.name, position, _score(found), tokens, tuple(_ordered(found))))
-    server = check_server(server_name, tools, max_tools)
+    server = [*check_server(server_name, tools, max_tools), *check_security_server(tools)]
     mean = sum(r.score for r in reports) / len(reports) if reports else 100.0
     score = round(max(0.0, mean - sum(PENALTY[f.severity] for f in server)), 1)
     return LintReport(server_name, tuple(reports), tuple(_ordered(server)), score, sum(r.tokens for r in reports))

@@ -15,6 +15,7 @@ from optimizer.lint import (
     rules_description,
     rules_names,
     rules_parameters,
+    rules_security,
     rules_text,
 )
 from optimizer.lint.findings import Rule
@@ -28,11 +29,13 @@ ORDER: tuple[str, ...] = (
     "size-empty", "size-thin", "size-long", "size-tokens",
     "overlap", "overload",
     "text-glossary", "text-copied", "text-promotion", "text-unknown-tool",
+    "security-invisible-unicode", "security-homoglyph-name", "security-hidden-instruction",
+    "security-cross-server-reference", "security-exfiltration", "security-untrusted-and-destructive",
 )
 
 _DECLARED: dict[str, Rule] = {**rules_description.DECLARED, **rules_parameters.DECLARED,
                               **rules_annotations.DECLARED, **rules_names.DECLARED, **rules_catalog.DECLARED,
-                              **rules_text.DECLARED}
+                              **rules_text.DECLARED, **rules_security.DECLARED}
 if set(ORDER) != set(_DECLARED) or len(ORDER) != len(set(ORDER)):
     raise RuntimeError(f"lint rules declared {sorted(_DECLARED)} but listed {list(ORDER)}")
 

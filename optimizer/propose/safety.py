@@ -20,30 +20,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
-from typing import Any
 
 from optimizer.definitions import MCP_NAME, Candidate, Catalog, ToolDef, parameter_paths
+from optimizer.lint.security_shapes import AGENT_AIMED, LINK
+from optimizer.text import json_strings
 
 MAX_DESCRIPTION_CHARS = 1_500
 """A tool description longer than this is padding or a payload, not documentation."""
 MAX_PARAMETER_CHARS = 500
 """A parameter description longer than this is padding or a payload, not documentation."""
 
-# Links. A scheme link (`https://…`, `ftp://…`), a `www.` link, or a bare domain such as `evil.com/x`.
-# A bare domain counts when a path follows it or its top-level domain is a common web one, so file
-# names (`runbook.md`), parameter paths (`filters.start`), emails and `e.g.` are not links.
-_WEB_TLDS = "com|net|org|io|ai|co|dev|app|xyz|info|biz|me|ly|gg|ru|cn|tk|top|site|online|click|link|us|uk|de"
-_URL = re.compile(
-    r"\b[a-z][a-z0-9+.-]*://[^\s\"'`<>)\]]+"
-    r"|\bwww\.[^\s\"'`<>)\]]+"
-    r"|(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+"
-    rf"(?:[a-z]{{2,24}}/[^\s\"'`<>)\]]*|(?:{_WEB_TLDS})\b(?![\w-]|\.\w))",
-    re.IGNORECASE,
-)
-
 _VERB = r"(?:call|use|invoke|run)"
-_AGENT_INSTRUCTIONS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for p in (
+_AGENT_INSTRUCTIONS: tuple[re.Pattern[str], ...] = (*AGENT_AIMED, *(re.compile(p, re.IGNORECASE) for p in (
     # "always call X", "always use", "always prefer this tool"
     r"\balways\s+(?:call|use|invoke|run|prefer|choose|select|pick|start\s+with)\b",
     # "you must call", "you should first use", "you need to ignore" — orders to the reader, not the tool's rules
@@ -52,24 +40,8 @@ _AGENT_INSTRUCTIONS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORE
     # "the assistant should", "the AI must", "Claude needs to"
     r"\b(?:assistant|ai|llm|language\s+model|chatbot|claude|chatgpt|gpt)\s+"
     r"(?:must|should|shall|needs?\s+to|has\s+to|is\s+(?:required|instructed|expected)\s+to)\b",
-    # "ignore (all) previous instructions", "disregard the above prompt", "override system rules",
-    # "takes precedence over your guidelines"; bare "override"/"ignore" (e.g. `force: override the file`) pass
-    r"\b(?:ignore|disregard|forget|overrides?|bypass|supersedes?|takes?\s+precedence\s+over)\s+(?:all\s+|any\s+)?"
-    r"(?:of\s+)?(?:the\s+|your\s+|these\s+|those\s+|my\s+)?(?:(?:previous|prior|above|earlier|preceding|former|original"
-    r"|system|other|existing)\s+)*(?:instructions?|prompts?|guidelines|directives?)\b",
-    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier"
-    r"|preceding|system)\s+(?:rules|context|messages?|constraints)\b",
-    # "disregard everything", "forget what you were told"
-    r"\b(?:disregard|forget)\s+(?:everything|anything|all\b|the\s+above|above|what(?:ever)?\b|previous|prior|earlier"
-    r"|your\b)",
     # "system prompt", "system instructions"
     r"\bsystem\s+(?:prompt|instructions?)\b",
-    # "do not tell the user", "without informing the user", "never mention these instructions" (not "the user's …")
-    r"\b(?:do\s+not|don'?t|never|without)\s+(?:(?:tell|inform|mention|reveal|show|notify|alert)(?:ing)?"
-    r"|disclos(?:e|ing)|let(?:ting)?)\s+"
-    r"(?:this\s+to\s+|it\s+to\s+|anything\s+to\s+)?(?:(?:the\s+)?user\b(?!['’]s)|(?:this|these|that)\s+instructions?\b)",
-    # "hide this from the user", "keep it secret from the user"
-    r"\b(?:hide|conceal|keep)\b[^.\n]{0,30}\bfrom\s+the\s+user\b(?!['’]s)",
     # "before answering, call", "before you respond", "before any other tool"
     r"\bbefore\s+(?:answering|replying|responding\s+to|you\s+(?:answer|reply|respond)|doing\s+anything|any(?:thing)?"
     r"\s+else|(?:calling\s+|using\s+)?(?:any|every)\s+(?:other\s+)?(?:tools?|calls?|actions?|answers?|responses?"
@@ -80,15 +52,13 @@ _AGENT_INSTRUCTIONS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORE
     # "use it for every user request", "call regardless of the question"; not "for each message in a thread"
     rf"\b{_VERB}\b[^.\n]{{0,40}}?\b(?:(?:every|each)\s+(?:single\s+)?(?:user\s+(?:request|question|message|prompt)"
     r"|(?:turn|conversation|question)s?\b)|regardless\s+of\s+(?:the\s+)?(?:user'?s?\s+)?(?:question|request|task))",
-    # "new instructions:", "IMPORTANT instructions:", "instructions for the assistant"
-    r"\b(?:new|updated|additional|important|hidden|secret|real|true)\s+(?:system\s+)?instructions?\s*:"
-    r"|\binstructions?\s+(?:for|to)\s+(?:the\s+)?(?:assistant|ai|agent|model|llm|claude)\b",
     # "you are now …", "you are an AI assistant" — rewriting the agent's role
     r"\byou\s+are\s+(?:now\b|no\s+longer\b|an?\s+(?:helpful\s+)?(?:ai|assistant|agent|language\s+model|llm|chatbot)\b)",
-    # chat-template and role markers: <|im_start|>, [INST], <<SYS>>, </system>, <IMPORTANT>, "Human:" on a line
-    r"<\||\[/?inst\]|<</?sys>>|</?\s*(?:system|assistant|user|human|im_start|im_end|instructions?|important"
-    r"|function_calls|function_results|tool_use|tool_result)\s*>|(?:^|\n)[ \t]*(?:system|assistant|human)[ \t]*:",
-))
+)))
+"""Orders to the agent: those lint's security-hidden-instruction rule shares (`AGENT_AIMED`: overriding the agent's
+instructions, keeping things from the user, role markers and pseudo tags), and the stricter ones only text a
+candidate writes is held to (orders to always or first call a tool, to the assistant by name, about the system
+prompt, about every request, rewriting the agent's role)."""
 
 # Characters a reader cannot see or that reorder text: control characters other than tab and newlines, format
 # characters (zero-width space/joiners, bidi embeddings/overrides U+202A–U+202E and isolates U+2066–U+2069, BOM,
@@ -159,7 +129,7 @@ def invisible_characters(text: str) -> list[str]:
 
 def links_in(text: str) -> list[str]:
     """Links in `text` (scheme, `www.` or bare-domain), without trailing punctuation."""
-    return [m.group(0).rstrip(".,;:!?") for m in _URL.finditer(text)]
+    return [m.group(0).rstrip(".,;:!?") for m in LINK.finditer(text)]
 
 
 def agent_instructions(text: str) -> list[str]:
@@ -172,20 +142,8 @@ def agent_instructions(text: str) -> list[str]:
 
 def catalog_text(catalog: Catalog) -> str:
     """Every string of the original catalog (names, titles, descriptions, schemas), normalised, one per line."""
-    strings = [catalog.server_name, *(s for tool in catalog.tools for s in _strings(tool.canonical()))]
+    strings = [catalog.server_name, *(s for tool in catalog.tools for s in json_strings(tool.canonical()))]
     return "\n".join(_norm(s) for s in strings)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
 
 
 def _find(catalog: Catalog, name: str) -> ToolDef | None:
