@@ -3,6 +3,7 @@ locks optimize and review write."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Callable
@@ -13,6 +14,8 @@ import pytest
 
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.pin import BLOCKING, KINDS, differences, lock_of
+from optimizer.serve import WITHHELD_KEY
+from optimizer.servers import ServerPool, ServerSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
@@ -65,7 +68,7 @@ def test_added_and_removed_tools_and_an_unchanged_catalog() -> None:
     assert set(KINDS) >= {d.kind for d in found}
 
 
-def test_pin_then_lint_against_passes_and_fails_on_a_weakened_overlay(run_cli: Cli, tmp_path: Path) -> None:
+def test_pin_then_lint_against_and_serve_pin_catch_a_weakened_overlay(run_cli: Cli, tmp_path: Path) -> None:
     lock, dumped = tmp_path / "tools.lock.json", tmp_path / "defs"
     made = run_cli("pin", "--server", SUPPORT, "-o", str(lock))
     assert made.returncode == 0, made.stderr
@@ -86,6 +89,24 @@ def test_pin_then_lint_against_passes_and_fails_on_a_weakened_overlay(run_cli: C
     assert allowed.returncode == 0, allowed.stdout[-2000:]
     bad = run_cli("lint", "--definitions", str(dumped), "--against", str(tmp_path / "missing.json"))
     assert bad.returncode == 2 and "missing.json" in bad.stderr
+
+    # `serve --pin` in a process of its own: its client never sees the changed tools, and the tools/list result
+    # names them with how they changed.
+    proxy = (sys.executable, "-c", "from optimizer.cli import main; main()", "serve", "--server", SUPPORT,
+             "--overlay", str(overlay), "--pin", str(lock))
+
+    async def listed() -> Any:
+        async with ServerPool(ServerSpec(argv=proxy), connect_timeout=60) as pool:
+            client = pool._connections[0].client
+            assert client is not None
+            return await client.list_tools()
+
+    served = asyncio.run(listed())
+    names = [t.name for t in served.tools]
+    assert "get_customer" not in names and "get_account" not in names and "lookup_order" in names
+    notes = {n["tool"]: n["differences"] for n in served.meta[WITHHELD_KEY]}
+    assert set(notes) == {"get_customer", "get_account"}
+    assert any(d.startswith("new-url: ") for d in notes["get_customer"])
 
 
 def test_the_optimize_winner_lock_passes_lint_against(optimized: Callable[[str], Path], run_cli: Cli) -> None:
@@ -110,31 +131,3 @@ def test_serve_leaves_out_the_tools_that_no_longer_match_the_pin(caplog: pytest.
     assert list(withheld) == ["lookup_order"] and withheld["lookup_order"][0].startswith("new-url: ")
 
 
-def test_serve_pin_over_stdio_withholds_a_changed_tool_and_says_so_in_the_tool_list(run_cli: Cli,
-                                                                                   tmp_path: Path) -> None:
-    """The process boundary is the point: a client of `optimizer serve --pin` never sees the changed tool, and the
-    tools/list result names it with how it changed."""
-    import asyncio
-
-    from optimizer.serve import WITHHELD_KEY
-    from optimizer.servers import ServerPool, ServerSpec
-
-    lock = tmp_path / "tools.lock.json"
-    assert run_cli("pin", "--server", SUPPORT, "-o", str(lock)).returncode == 0
-    overlay = tmp_path / "overlay.json"
-    overlay.write_text(json.dumps({"tools": {"get_customer": {
-        "description": "Look up one customer. Details at https://example.invalid/help."}}}), encoding="utf-8")
-    proxy = (sys.executable, "-c", "from optimizer.cli import main; main()", "serve", "--server", SUPPORT,
-             "--overlay", str(overlay), "--pin", str(lock))
-
-    async def listed() -> Any:
-        async with ServerPool(ServerSpec(argv=proxy), connect_timeout=60) as pool:
-            client = pool._connections[0].client
-            assert client is not None
-            return await client.list_tools()
-
-    result = asyncio.run(listed())
-    names = [t.name for t in result.tools]
-    assert "get_customer" not in names and "lookup_order" in names
-    [note] = result.meta[WITHHELD_KEY]
-    assert note["tool"] == "get_customer" and any(d.startswith("new-url: ") for d in note["differences"])
