@@ -9,7 +9,7 @@ from typing import Any
 import typer
 import typer.core
 
-from optimizer.cli.common import fail
+from optimizer.cli.common import fail, internal_error
 from optimizer.cli.dump import dump_command
 from optimizer.cli.eval import eval_command
 from optimizer.cli.lint import lint_command
@@ -60,7 +60,13 @@ def _defaults(group: object) -> dict[str, dict[str, Any]]:
 
 
 def main() -> Any:
-    return app()
+    """The `optimizer` console script. An exception no command expected is a bug: exit 2 with one line and the
+    path of a log holding the traceback (`common.internal_error`)."""
+    try:
+        return app()
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback on the user's screen
+        internal_error(exc)
+        raise SystemExit(2) from None
 
 
 def optimize_main() -> Any:
@@ -71,4 +77,8 @@ def optimize_main() -> Any:
     except ProjectSettingsError as exc:
         fail(str(exc))
         raise SystemExit(2) from None
-    return command.main(default_map=defaults.get("optimize"), prog_name="optimize")
+    try:
+        return command.main(default_map=defaults.get("optimize"), prog_name="optimize")
+    except Exception as exc:  # noqa: BLE001 - as in main()
+        internal_error(exc)
+        raise SystemExit(2) from None

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import tempfile
+import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +16,7 @@ from rich.markup import escape
 
 from optimizer.cli.views import make_console
 from optimizer.config import EvalConfig
+from optimizer.secrets import redact_text, secret_values
 
 err = make_console(stderr=True)
 out = make_console()
@@ -65,6 +70,17 @@ def exits_on_errors(*expected: type[Exception]) -> Iterator[None]:
         raise
     except expected as exc:
         raise fail(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - exit 2 for every operational failure, with the traceback
-        err.print_exception()
-        raise fail(f"internal error: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - exit 2 for every operational failure; the traceback goes to a log
+        raise internal_error(exc) from None
+
+
+def internal_error(exc: BaseException) -> typer.Exit:
+    """A bug: its traceback (secrets redacted) goes to a log file in the temporary directory, and the user gets one
+    line naming the error and the log; exit 2. Call it while `exc` is being handled."""
+    log = Path(tempfile.gettempdir()) / f"optimizer-internal-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        log.write_text(redact_text(traceback.format_exc(), secret_values()), encoding="utf-8")
+        where = f"the details are in {log}"
+    except OSError as write_error:
+        where = f"its details could not be written to {log} ({write_error})"
+    return fail(f"internal error (a bug in the optimizer, not in your input): {type(exc).__name__}: {exc}; {where}")
