@@ -5,9 +5,10 @@ output.
 
     python bench/faults.py [--json]
 
-Every case runs the real CLI (in this process, or in a child process where a kill is the point) against the test
-servers in tests/servers/ and the fake Messages API in tests/fakes/. The agents are OFFLINE simulated stand-ins,
-except in the API rows, where the real anthropic SDK talks to the fake.
+Every case runs the real CLI (in this process, or in a child process where a kill or a file size limit is the point)
+against the test servers in tests/servers/ and the fake Messages API in tests/fakes/. The agents are OFFLINE simulated
+stand-ins, except in the API rows, where the real anthropic SDK talks to the fake. A row passes when no episode the
+fault hit is scored against the model and none is lost (stored + infrastructure errors = expected).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -37,12 +39,15 @@ from optimizer.cli import app, optimize_app  # noqa: E402
 
 SERVERS = ROOT / "tests" / "servers"
 TOY = f"{sys.executable} {SERVERS / 'toy_server.py'}"
+SILENT = f"{sys.executable} {SERVERS / 'goes_silent.py'}"
+SERIAL = f"{sys.executable} {SERVERS / 'serial_server.py'}"
 SUPPORT = f"{sys.executable} {ROOT / 'examples' / 'support' / 'server.py'}"
 TOY_TASKS = [
     {"id": "echo-banana", "prompt": "Echo the text banana", "expect": {"answer": "banana", "tools": ["echo"]}},
     {"id": "echo-cherry", "prompt": "Echo the text cherry", "expect": {"answer": "cherry", "tools": ["echo"]}},
     {"id": "add", "prompt": "Add 2 and 3", "expect": {"answer": "5", "tools": ["add"]}},
 ]
+ECHO_TASKS = TOY_TASKS[:2]
 
 
 @dataclass
@@ -56,10 +61,13 @@ class Row:
     against_model: int
     """episodes scored against the model because of the injected fault (must be 0)"""
     note: str
+    told: bool = True
+    """the user was told what happened (checked where a row says what the message must hold)"""
 
     @property
     def ok(self) -> bool:
-        return self.against_model == 0
+        lost = self.stored is not None and self.infra is not None and self.stored + self.infra != self.expected
+        return self.against_model == 0 and not lost and self.told
 
 
 def cli(*args: str, script: str = "optimizer", env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -129,6 +137,22 @@ def rows(work: Path) -> list[Row]:
                  {"name"}, "--server-instances", "1", "--tool-timeout", "5", note="U+FFFD, as clients show it",
                  base=[{"id": "name", "prompt": "What name does the legacy system store for the customer?",
                         "expect": {"answer": "Jos", "tools": ["latin1_name"]}}]),
+        eval_row("slow tool on a server that answers one request at a time (--tool-timeout 1)", work, SERIAL,
+                 [{"id": "hang", "prompt": "Hang for 30 seconds", "expect": {"answer": "slept", "tools": ["hang"]}}],
+                 set(), "--tool-timeout", "1", "--server-instances", "1", "--max-connections", "1", base=[],
+                 note="the SDK cancels the call, the server answers the ping after it: a slow tool, scored by "
+                      "design; no restart"),
+        eval_row("server stops answering, process alive (--tool-timeout 1)", work, SILENT,
+                 [{"id": "freeze", "prompt": "Freeze the server", "expect": {"tools": ["freeze"]}}], {"freeze"},
+                 "--tool-timeout", "1", "--server-instances", "2", "--max-connections", "1", base=ECHO_TASKS,
+                 note="no answer to the ping after the timeout: hung, restarted and retried; never scored"),
+        eval_row("result the server cannot encode (lone surrogate)", work, SILENT,
+                 [{"id": "name", "prompt": "What name does the legacy system store for the customer?",
+                   "expect": {"answer": "Jos", "tools": ["legacy_name"]}},
+                  {"id": "name-2", "prompt": "Which customer name does the legacy system store?",
+                   "expect": {"answer": "Jos", "tools": ["legacy_name"]}}], {"name", "name-2"},
+                 "--tool-timeout", "1", "--server-instances", "1", base=ECHO_TASKS,
+                 note="its writer dies: hung (or crashed), restarted and retried; never scored, none lost"),
     ]
     started = time.monotonic()
     code, _, err = cli("dump", "--server", f"{sys.executable} {SERVERS / 'not_mcp.py'}", "--out-dir",
@@ -148,6 +172,7 @@ def rows(work: Path) -> list[Row]:
     out.append(Row("optimize --storage that cannot open", code, 0, 0, 0, 0, 0,
                    "before the baseline; no run directory" if not list(runs.glob("*")) else "a directory was left"))
     out.append(_killed(work))
+    out.append(_disk_full(work))
     out += _api(work)
     return out
 
@@ -171,6 +196,42 @@ def _killed(work: Path) -> Row:
     scored = sum(c["n"] for model in report["results"].values() for c in model.values())
     return Row("kill -9 halfway, then --resume", code, 66, episodes["run"] + episodes["cached"], scored,
                episodes["infra_errors"], 0, f"{before} kept from before the kill, {episodes['run']} run after")
+
+
+def _limit_writes() -> None:
+    """In the child: a write taking any one file past 200 kB fails with EFBIG, as on a full disk."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+
+def _disk_full(work: Path) -> Row:
+    """The run directory fills up halfway through an eval, then --resume once there is room: nothing stored is lost,
+    and every task ends as in an uninterrupted run (a task that does not is counted against the model)."""
+    runs = work / "full"
+    args = ["eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"), "--models", "sim:lexical",
+            "--runs-dir", str(runs), "--server-instances", "1"]
+    full = subprocess.run([sys.executable, "-c", "from optimizer.cli import main; main()", *args, "--run-id", "f"],
+                          cwd=ROOT, capture_output=True, text=True, preexec_fn=_limit_writes)
+    before = count_episodes(runs / "f" / "run.db")
+    told = (full.returncode == 2 and f"cannot write to the run directory {runs / 'f'}: disk full" in full.stderr
+            and "--resume f" in full.stderr and "Traceback" not in full.stderr)
+    code, out, _ = cli("eval", "--resume", "f", "--runs-dir", str(runs), "--json")
+    _, whole, _ = cli(*args, "--run-id", "w", "--json")
+    report = json.loads(out)
+    episodes = report["episodes"]
+    scored = sum(c["n"] for model in report["results"].values() for c in model.values())
+    differ = sum(a != b for a, b in zip(_passed(runs / "f"), _passed(runs / "w"), strict=True))
+    return Row("disk full on the run directory, then --resume", full.returncode, 66,
+               episodes["run"] + episodes["cached"], scored, episodes["infra_errors"], differ,
+               f"stops at {before} stored: 'disk full', the run directory, how to resume; --resume finished it "
+               f"(exit {code}), as an uninterrupted run" + ("" if told else f"; said: {full.stderr.strip()[-120:]}"),
+               told)
+
+
+def _passed(run_dir: Path) -> list[tuple[str, bool]]:
+    lines = [json.loads(line) for path in (run_dir / "transcripts").glob("*.jsonl")
+             for line in path.read_text(encoding="utf-8").splitlines()]
+    return sorted((t["task_id"], t["passed"]) for t in lines)
 
 
 def _api(work: Path) -> list[Row]:

@@ -174,7 +174,14 @@ async def _run_jobs(
             result.episodes.append(stored)
             _record(result, _outcome(stored, job.task, cached=False), progress)
 
-    await asyncio.gather(*(worker() for _ in range(min(workers, len(jobs)))))
+    running = [asyncio.ensure_future(worker()) for _ in range(min(workers, len(jobs)))]
+    try:
+        await asyncio.gather(*running)
+    except BaseException:  # a worker failed (the store cannot write, the budget is spent): stop the others with it
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
     return failed
 
 

@@ -30,7 +30,7 @@ from optimizer.prices import PriceError, PriceTable, load_prices
 from optimizer.prompt_files import load_prompt
 from optimizer.search import SearchError, check_storage
 from optimizer.servers import ServerError, ServerPool, ServerSpec
-from optimizer.store import RunStore, StoreError
+from optimizer.store import RunStore, StoreError, no_room
 from optimizer.tasks import Task, TaskError, TaskSet, load_tasks
 
 T = TypeVar("T")
@@ -96,7 +96,8 @@ async def open_harness(
 ) -> AsyncIterator[Harness[ConfigT]]:
     """Check everything, open the store, the providers and the server pool; close them all on exit. A new run
     that stops before its first episode leaves no directory behind; a resume of a run another command made is
-    refused."""
+    refused. A run whose directory runs out of room (disk full) stops with a RunError saying so; every episode
+    stored before is kept for --resume."""
     try:
         store = RunStore.open_existing(runs_dir, resume) if resume else RunStore.create(runs_dir, run_id)
     except StoreError as exc:
@@ -121,11 +122,26 @@ async def open_harness(
                 finished = True
         finally:
             await providers.close()
+    except Exception as exc:
+        reason = no_room(exc, store.dir)
+        if reason is None:
+            raise
+        raise RunError(_full(store, reason, kept=bool(resume) or (opened and store.count() > 0))) from None
     finally:
         empty = not resume and not finished and (not opened or next(iter(store.episodes()), None) is None)
         store.close()
         if empty:
             shutil.rmtree(store.dir, ignore_errors=True)  # nothing ran: do not leave an empty run behind
+
+
+def _full(store: RunStore, reason: str, *, kept: bool) -> str:
+    """The message for a run whose directory ran out of room; `kept`: the run directory stays (a resumed run, or one
+    with stored episodes), else it is removed as empty."""
+    where = f"cannot write to the run directory {store.dir}: {reason}."
+    if not kept:
+        return f"{where} Nothing was stored (the run directory is removed); make room, then start the run again."
+    return (f"{where} The {store.count()} episodes finished so far are saved; make room, then continue with the same "
+            f"command and --resume {store.run_id}")
 
 
 @contextlib.asynccontextmanager

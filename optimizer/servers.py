@@ -4,14 +4,15 @@ The only module (with `serve.py`, the proxy) that imports `mcp`. A `ServerPool` 
 open for a whole run; tool calls go to the least busy one. A connection whose server died is
 restarted and the call that was in flight raises `ServerCrashed`, which the episode runner records
 as an infrastructure fault (never as a model failure). A tool that does not answer within the
-timeout produces an error result the agent sees, like any other tool failure.
+timeout is cancelled (the SDK sends notifications/cancelled) and the server is pinged: a server that
+answers is alive, and the agent sees the timeout like any other tool failure; a server that answers
+nothing is hung, and is restarted like a crashed one (`ServerHung`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import shlex
 import shutil
 import sys
@@ -25,14 +26,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import EmptyResult, PingRequest
 
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.secrets import SECRET_WORDS, redact_argv, redact_text, scrubbed_environ, secret_values
 from optimizer.server_faults import NOT_MCP, NOT_MCP_GRACE, http_refusal
+from optimizer.server_results import result_text, tool_def
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 MAX_PAGES = 1000
+PING_DEADLINE = 3.0
+"""Seconds a server gets to answer a ping after a tool call timed out (by then the SDK has sent notifications/cancelled
+for the call, so a server that handles one request at a time is free again). Any answer, even an error, shows the
+server alive and the timeout stands as the tool's; no answer makes it hung. A slow tool's timeout costs one round
+trip more (milliseconds); a hung server's costs this deadline, then a restart."""
 
 
 class ServerError(RuntimeError):
@@ -41,6 +49,11 @@ class ServerError(RuntimeError):
 
 class ServerCrashed(RuntimeError):
     """The connection died while a call was in flight; the pool has restarted it."""
+
+
+class ServerHung(ServerCrashed):
+    """A call timed out and the server then answered no ping: alive, maybe, but answering nothing (a dead writer, a
+    blocked loop). The pool has restarted it; an infrastructure fault like a crash."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +111,6 @@ class ServerSpec:
         script = next((a for a in reversed(self.argv) if not a.startswith("-")), self.argv[0])
         path = Path(script)
         return path.parent.name if path.stem in {"server", "main", "__main__"} else path.stem
-
-
 
 
 @dataclass
@@ -304,7 +315,7 @@ class ServerPool:
                 page = await client.list_tools(cursor=cursor)
             except MCPError as exc:
                 raise ServerError(self._explain(f"tools/list failed: {exc}")) from None
-            tools.extend(_tool_def(t) for t in page.tools)
+            tools.extend(tool_def(t) for t in page.tools)
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -330,11 +341,16 @@ class ServerPool:
                 raise ServerCrashed("the server connection is down")
             result = await client.call_tool(name, arguments, read_timeout_seconds=self.tool_timeout)
         except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
-                return CallOutcome(
-                    f"The tool {name} did not answer within {self.tool_timeout:g} s and was abandoned.",
-                    True, None, time.perf_counter() - started,
-                )
+            if exc.code == REQUEST_TIMEOUT:  # the SDK has sent notifications/cancelled for the call
+                silent = await _unanswered_ping(conn.client)
+                if silent is None:  # alive: the tool was slow, and the agent sees that like any tool failure
+                    return CallOutcome(
+                        f"The tool {name} did not answer within {self.tool_timeout:g} s and was abandoned.",
+                        True, None, time.perf_counter() - started,
+                    )
+                why = f"the server stopped answering: {name} timed out after {self.tool_timeout:g} s, then {silent}"
+                await self._restart(conn, generation, why)
+                raise ServerHung(why) from None
             if exc.code != CONNECTION_CLOSED:
                 return CallOutcome(f"Error: {exc}", True, None, time.perf_counter() - started)
             await self._restart(conn, generation)
@@ -351,19 +367,19 @@ class ServerPool:
         finally:
             conn.busy -= 1
         return CallOutcome(
-            text=_result_text(result.content, result.structured_content),
+            text=result_text(result.content, result.structured_content),
             is_error=bool(result.is_error),
             structured=result.structured_content,
             duration_s=time.perf_counter() - started,
         )
 
-    async def _restart(self, conn: _Connection, generation: int) -> None:
+    async def _restart(self, conn: _Connection, generation: int, why: str = "server connection lost") -> None:
         async with self._restart_lock:
             if conn.generation != generation:
                 return  # another caller already restarted this connection
             self.restarts += 1
             if self._errlog is not None:
-                self._errlog.write(f"[optimizer] server connection lost; restarting (restart {self.restarts})\n")
+                self._errlog.write(f"[optimizer] {why}; restarting (restart {self.restarts})\n")
             await conn.stop()
             try:
                 await conn.start()
@@ -373,36 +389,21 @@ class ServerPool:
                     self._errlog.write(f"[optimizer] restart failed: {_describe(exc)}\n")
 
 
-def _tool_def(tool: Any) -> ToolDef:
-    wire = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return ToolDef(
-        name=wire["name"],
-        description=wire.get("description") or "",
-        input_schema=wire.get("inputSchema") or {"type": "object", "properties": {}},
-        output_schema=wire.get("outputSchema"),
-        annotations=wire.get("annotations") or None,
-        title=wire.get("title"),
-    )
-
-
-def _result_text(content: list[Any], structured: Any) -> str:
-    parts: list[str] = []
-    for block in content or []:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "image":
-            parts.append(f"[image {getattr(block, 'mime_type', '')}]")
-        elif kind == "resource_link":
-            parts.append(f"[resource {getattr(block, 'uri', '')}]")
-        elif kind == "resource":
-            resource = block.resource
-            parts.append(getattr(resource, "text", None) or f"[resource {getattr(resource, 'uri', '')}]")
-        else:
-            parts.append(f"[{kind} content]")
-    if not parts and structured is not None:
-        parts.append(json.dumps(structured, sort_keys=True, ensure_ascii=False))
-    return "\n".join(parts)
+async def _unanswered_ping(client: Client | None) -> str | None:
+    """None when the server answers a ping within PING_DEADLINE (any answer will do: an mcp 2.x server on the 2026
+    protocol answers "method not found"), else what happened instead."""
+    if client is None:
+        return "the connection closed"
+    try:
+        await client.session.send_request(PingRequest(), EmptyResult, request_read_timeout_seconds=PING_DEADLINE)
+    except MCPError as exc:
+        if exc.code == REQUEST_TIMEOUT:
+            return f"a ping got no answer within {PING_DEADLINE:g} s"
+        if exc.code == CONNECTION_CLOSED:
+            return "the connection closed"
+    except Exception as exc:  # noqa: BLE001 - the transport failed: no answer came
+        return f"the ping failed ({_describe(exc)})"
+    return None
 
 
 def _describe(exc: BaseException) -> str:

@@ -4,12 +4,16 @@ Layout of `runs/<run-id>/`: `run.db` (episodes, faults, run metadata; later the 
 `server.log`, `transcripts/*.jsonl`, and the reports each command writes. SQLite runs in WAL mode
 with one transaction per finished episode, so a run killed at any point resumes without repeating
 finished episodes. Credentials found in the environment are scrubbed from everything stored.
+A write that fails for want of room (`no_room` says why) loses nothing committed before it.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import resource
 import secrets
 import sqlite3
 import time
@@ -47,6 +51,8 @@ CREATE TABLE IF NOT EXISTS faults (
 );
 """
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
+LOW_SPACE = 1 << 20
+"""Free bytes below which a device counts as full when SQLite reports only "disk I/O error"."""
 
 
 class StoreError(RuntimeError):
@@ -102,9 +108,9 @@ class RunStore:
             raise StoreError(f"run {run_id} already exists in {runs_dir}; use --resume {run_id} to continue it")
         try:
             (directory / "transcripts").mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the run directory {directory}: {exc}") from None
-        return cls(directory)
+            return cls(directory)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot create the run directory {directory}: {no_room(exc, directory) or exc}") from None
 
     @classmethod
     def open_existing(cls, runs_dir: Path, run_id: str) -> RunStore:
@@ -115,6 +121,10 @@ class RunStore:
 
     def close(self) -> None:
         self.db.close()
+
+    def count(self) -> int:
+        """Episodes stored."""
+        return int(self.db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
 
     @property
     def server_log(self) -> Path:
@@ -186,6 +196,53 @@ class RunStore:
         path = self.dir / name
         atomic_write(path, redact_text(json.dumps(value, indent=2, sort_keys=True) + "\n", self._secrets))
         return path
+
+
+def no_room(exc: BaseException, directory: Path) -> str | None:
+    """"disk full (why)" when `exc` (or an error it came from) is a write that failed for want of room in `directory`:
+    no space left, a quota, a file size limit (SQLite says "database or disk is full", or only "disk I/O error" when
+    the device is nearly full or a file size limit is set); else None."""
+    for error in _chain(exc):
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            limit = _size_limit() if error.errno == errno.EFBIG else None
+            return f"disk full ({limit or os.strerror(error.errno)}{f': {error.filename}' if error.filename else ''})"
+        name = str(getattr(error, "sqlite_errorname", ""))
+        if name == "SQLITE_FULL":
+            return f"disk full (SQLite: {error})"
+        if name.startswith("SQLITE_IOERR"):
+            try:
+                stat = os.statvfs(directory)
+                low = stat.f_bavail * stat.f_frsize < LOW_SPACE
+            except OSError:
+                low = False
+            why = "no space left on the device" if low else _size_limit()
+            if why:
+                return f"disk full ({why}; SQLite: {error})"
+    return None
+
+
+def _size_limit() -> str | None:
+    """This process's file size limit in words, None when there is none."""
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return f"a file reached the file size limit of {soft:,} bytes, ulimit -f"
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """`exc`, the errors it was raised from or while handling, and the members of exception groups, each once."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        error = todo.pop()
+        if id(error) in seen:
+            continue
+        seen.add(id(error))
+        yield error
+        context = None if error.__suppress_context__ else error.__context__  # `raise … from None` ends a chain
+        todo += [e for e in (error.__cause__, context) if e is not None]
+        if isinstance(error, BaseExceptionGroup):
+            todo += error.exceptions
 
 
 def _stored(row: tuple[Any, ...]) -> StoredEpisode:

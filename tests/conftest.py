@@ -179,6 +179,46 @@ def optimized(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]
     return get
 
 
+SMALL_OPTIMIZE_TASKS = ("customers.yaml", "refunds.yaml")
+"""29 of the support example's tasks: an optimize small enough to run twice in a test (killed or stopped, then
+resumed) and still through two rounds of the search."""
+
+
+def small_optimize_args(tasks: Path) -> list[str]:
+    """The settings of the small support optimize (`small_optimize`), without --runs-dir and --run-id; `tasks` is a
+    directory holding SMALL_OPTIMIZE_TASKS (see `small_tasks`)."""
+    server = f"{sys.executable} {REPO / 'examples' / 'support' / 'server.py'}"
+    return ["--server", server, "--tasks", str(tasks), "--offline", "--rounds", "2", "--trials", "8",
+            "--heldout-candidates", "1", "--server-instances", "1"]
+
+
+def small_tasks(directory: Path) -> Path:
+    """Copy SMALL_OPTIMIZE_TASKS into `directory`/tasks and return that folder."""
+    tasks = directory / "tasks"
+    tasks.mkdir(parents=True, exist_ok=True)
+    for name in SMALL_OPTIMIZE_TASKS:
+        shutil.copy(REPO / "examples" / "support" / "tasks" / name, tasks / name)
+    return tasks
+
+
+@pytest.fixture(scope="session")
+def small_optimize(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run directory of one uninterrupted small support optimize (`small_optimize_args`), made once per session
+    and shared by the pytest-xdist workers: the reference a stopped-and-resumed run must reproduce. Read it only."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    runs = shared / "small-optimize"
+    runs.mkdir(exist_ok=True)
+    with _locked(runs / "run.lock"):
+        if not (runs / "fresh" / "summary.json").exists():
+            shutil.rmtree(runs / "fresh", ignore_errors=True)
+            result = _invoke([*small_optimize_args(small_tasks(runs)), "--runs-dir", runs, "--run-id", "fresh",
+                              "--json"], cwd=shared, script="optimize")
+            assert result.returncode == 0, result.stderr[-3000:]
+    return runs / "fresh"
+
+
 @pytest.fixture
 def run_cli_process(tmp_path: Path) -> RunCli:
     """Run `optimizer ARGS...` (or `optimize ARGS...` with script="optimize"; the installed console script when

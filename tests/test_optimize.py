@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import small_optimize_args, small_tasks
 from helpers.cli import cli_command
 from helpers.run_db import count_episodes
 
@@ -87,17 +88,12 @@ def test_rerunning_a_finished_run_makes_no_new_episodes(optimized: Optimized, ru
     assert summary["episodes"]["run"] == 0 and summary["episodes"]["cached"] > 0
 
 
-def test_a_run_killed_in_the_search_resumes_to_the_same_winner(run_cli: Cli, tmp_path: Path) -> None:
-    tasks = tmp_path / "tasks"  # 29 of the example's tasks and two rounds of 8 trials: the same path, in a fifth
-    tasks.mkdir()
-    for name in ("customers.yaml", "refunds.yaml"):
-        shutil.copy(ROOT / "examples/support/tasks" / name, tasks / name)
-    args = ["--server", server("support"), "--tasks", str(tasks), "--offline", "--rounds", "2", "--trials", "8",
-            "--heldout-candidates", "1", "--server-instances", "1"]
-    fresh = run_cli(*args, "--runs-dir", str(tmp_path / "fresh"), "--run-id", "fresh", "--json", script="optimize")
-    assert fresh.returncode == 0, fresh.stderr[-3000:]
-    uninterrupted = json.loads(fresh.stdout)
+def test_a_run_killed_in_the_search_resumes_to_the_same_winner(
+    small_optimize: Path, run_cli: Cli, tmp_path: Path
+) -> None:
+    uninterrupted = summary_of(small_optimize)
     assert uninterrupted["rounds"][0]["improved"] and len(uninterrupted["rounds"]) == 2
+    args = small_optimize_args(small_tasks(tmp_path))
     kill_at = uninterrupted["episodes"]["run"] * 6 // 10  # in the search, after round 1's first trials
     runs_dir = tmp_path / "killed-runs"
     # The killed run is a fresh process with its own hash seed, so the same winner after the resume also shows
@@ -124,8 +120,7 @@ def test_a_run_killed_in_the_search_resumes_to_the_same_winner(run_cli: Cli, tmp
         return [{k: v for k, v in round_.items() if k != "episodes"} for round_ in summary["rounds"]]
 
     assert searched(resumed) == searched(uninterrupted)
-    assert (runs_dir / "killed" / "overlay.json").read_bytes() == (tmp_path / "fresh" / "fresh" / "overlay.json"
-                                                                   ).read_bytes()
+    assert (runs_dir / "killed" / "overlay.json").read_bytes() == (small_optimize / "overlay.json").read_bytes()
 
 
 def test_source_patch_rewrites_the_server_code(run_cli: Cli, tmp_path: Path) -> None:

@@ -1,11 +1,12 @@
-"""Server failures: start-up errors a user can act on, crashes that restart the server and count as
-infrastructure faults, slow tools that count as the model's failure, and `optimizer dump`."""
+"""Server failures: start-up errors a user can act on, crashes and servers that stop answering, which restart the
+server and count as infrastructure faults, slow tools that count as the model's failure, and `optimizer dump`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -14,12 +15,22 @@ from typing import Any
 
 import pytest
 
-from optimizer.servers import CallOutcome, ServerCrashed, ServerError, ServerPool, ServerSpec, python_command
+from optimizer.servers import (
+    PING_DEADLINE,
+    CallOutcome,
+    ServerCrashed,
+    ServerError,
+    ServerHung,
+    ServerPool,
+    ServerSpec,
+    python_command,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SERVERS = Path(__file__).resolve().parent / "servers"
 TOY = python_command(str(SERVERS / "toy_server.py"))
 EXITS = python_command(str(SERVERS / "exits_at_once.py"))
+SILENT = python_command(str(SERVERS / "goes_silent.py"))
 MCP1_PYTHON = REPO / ".ci" / "cache" / "mcp1-venv" / "bin" / "python"
 STDERR_LINE = "fatal: DATABASE_URL is not set; refusing to start"
 
@@ -151,6 +162,48 @@ def test_crash_raises_server_crashed_and_the_pool_restarts_the_server(tmp_path: 
     assert "restarting (restart 1)" in log.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
+def test_a_server_that_stops_answering_is_restarted_and_the_call_is_an_infrastructure_fault(tmp_path: Path) -> None:
+    """`freeze` blocks the server's loop: the process lives, answers nothing and ignores the cancel. The call times
+    out, the ping after it gets no answer, and the pool restarts the server: ServerHung, an infrastructure fault,
+    not a timeout the agent would be scored on. (The unencodable result is the CLI test below.)"""
+    log = tmp_path / "server.log"
+
+    async def go() -> tuple[str, float, int, CallOutcome]:
+        async with ServerPool(ServerSpec.parse(SILENT), log_path=log, tool_timeout=0.5) as pool:
+            started = time.monotonic()
+            with pytest.raises(ServerHung) as info:
+                await pool.call("freeze", {})
+            elapsed = time.monotonic() - started
+            return str(info.value), elapsed, pool.restarts, await pool.call("echo", {"text": "back again"})
+
+    message, elapsed, restarts, echo = asyncio.run(go())
+    assert issubclass(ServerHung, ServerCrashed)  # the episode runner records it as an infrastructure fault
+    assert message == (f"the server stopped answering: freeze timed out after 0.5 s, then a ping got no answer "
+                       f"within {PING_DEADLINE:g} s")
+    assert elapsed < 0.5 + PING_DEADLINE + 8  # the timeout, the ping's deadline at most, a restart
+    assert restarts == 1 and (echo.text, echo.is_error) == ("back again", False)
+    assert f"[optimizer] {message}; restarting (restart 1)" in log.read_text(encoding="utf-8")
+
+
+def test_a_slow_tool_on_a_server_that_answers_one_request_at_a_time_is_cancelled_not_restarted(tmp_path: Path) -> None:
+    """The serial server answers nothing, a ping neither, while its tool sleeps. The SDK's notifications/cancelled
+    frees it, so the ping after the timeout is answered: the timeout is the tool's, within milliseconds of it."""
+    log = tmp_path / "server.log"
+
+    async def go() -> tuple[CallOutcome, int, CallOutcome]:
+        async with ServerPool(ServerSpec.parse(python_command(str(SERVERS / "serial_server.py"))), log_path=log,
+                              tool_timeout=1) as pool:
+            slow = await pool.call("hang", {"seconds": 30})
+            return slow, pool.restarts, await pool.call("echo", {"text": "free again"})
+
+    slow, restarts, echo = asyncio.run(go())
+    assert slow.is_error and slow.text == "The tool hang did not answer within 1 s and was abandoned."
+    assert 1 <= slow.duration_s < 2.5  # the ping adds a round trip (milliseconds; room left for a loaded machine)
+    assert restarts == 0 and echo.text == "free again"
+    assert "cancelled request" in log.read_text(encoding="utf-8")  # the server got notifications/cancelled
+
+
 # --- end to end through the CLI --------------------------------------------------------------------
 
 
@@ -220,6 +273,62 @@ def test_eval_slow_tool_is_the_models_failure_not_an_infra_error(run_cli: Callab
     assert episode["status"] == "completed" and episode["passed"] is False
     (call,) = [c for c in episode["calls"] if c["name"] == "hang"][:1]
     assert call["is_error"] and "did not answer within 1 s" in call["result"]
+
+
+def test_eval_slow_tool_on_a_one_request_at_a_time_server_is_scored_once_without_a_restart(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [
+        {"id": "hang-long", "prompt": "Hang for 30 seconds", "expect": {"answer": "slept", "tools": ["hang"]},
+         "split": "train"}])
+    result = run_cli("eval", "--server", python_command(str(SERVERS / "serial_server.py")), "--tasks", tasks,
+                     "--models", "sim:lexical", "--runs-dir", tmp_path / "runs", "--run-id", "r1", "--json",
+                     "--tool-timeout", "1", "--server-instances", "1")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["episodes"] == {"run": 1, "cached": 0, "infra_errors": 0, "infra_retried": 0}
+    assert report["server_restarts"] == 0
+    assert report["results"]["sim:lexical"]["train"]["n"] == 1  # scored: the agent saw a slow tool
+    (transcript,) = (tmp_path / "runs" / "r1" / "transcripts").glob("*.jsonl")
+    (episode,) = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    assert [c["result"] for c in episode["calls"]] == ["The tool hang did not answer within 1 s and was abandoned."]
+    assert "cancelled request" in (tmp_path / "runs" / "r1" / "server.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_eval_unencodable_result_is_an_infrastructure_error_never_scored_nor_lost(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Issue 16: a result the server cannot encode kills its writer. Every episode that meets it is an
+    infrastructure error (retried, then counted apart), never a timeout scored against the model, and none is lost:
+    stored + infrastructure errors = expected."""
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [
+        {"id": "name", "prompt": "What name does the legacy system store for the customer?",
+         "expect": {"answer": "Jos", "tools": ["legacy_name"]}, "split": "train"},
+        {"id": "echo-banana", "prompt": "Echo the text banana", "expect": {"answer": "banana", "tools": ["echo"]},
+         "split": "train"},
+    ])
+    result = run_cli("eval", "--server", SILENT, "--tasks", tasks, "--models", "sim:lexical", "--runs-dir",
+                     tmp_path / "runs", "--run-id", "r1", "--json", "--tool-timeout", "0.5", "--server-instances", "1")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    episodes = report["episodes"]
+    assert (episodes["run"], episodes["cached"], episodes["infra_errors"]) == (1, 0, 1)
+    assert episodes["infra_retried"] >= 1  # the echo episode beside it may have been caught in the restart too
+    assert report["results"]["sim:lexical"]["train"] | {"ci_low": 0, "ci_high": 0} == {
+        "n": 1, "passed": 1, "accuracy": 1.0, "ci_low": 0, "ci_high": 0}  # only echo-banana is scored
+    run_dir = tmp_path / "runs" / "r1"
+    (transcript,) = (run_dir / "transcripts").glob("*.jsonl")
+    assert [json.loads(line)["task_id"] for line in transcript.read_text(encoding="utf-8").splitlines()] == [
+        "echo-banana"]
+    with sqlite3.connect(run_dir / "run.db") as db:
+        faults = db.execute("SELECT error FROM faults WHERE task_id = 'name' ORDER BY id").fetchall()
+    # The first attempt and two retries. The retries run alone and end as ServerHung; the first may instead see
+    # the server exit (ServerCrashed), when the echo episode beside it sent the input that lets it die.
+    assert len(faults) == 3 and all(e.startswith(("ServerHung: ", "ServerCrashed: ")) for (e,) in faults)
+    hung = "ServerHung: the server stopped answering: legacy_name timed out after 0.5 s, then "
+    assert all(e.startswith(hung) for (e,) in faults[1:]), faults
+    assert "the server stopped answering: legacy_name" in (run_dir / "server.log").read_text(encoding="utf-8")
 
 
 # --- optimizer dump --------------------------------------------------------------------------------
