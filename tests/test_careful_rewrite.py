@@ -18,7 +18,8 @@ from fakes.anthropic_api import FakeAnthropicAPI, tool_use_reply
 from optimizer.definitions import Candidate
 from optimizer.patch import overlay_from_json
 
-pytestmark = [pytest.mark.published, pytest.mark.slow]
+pytestmark = [pytest.mark.published, pytest.mark.slow, pytest.mark.xdist_group("careful-rewrite")]
+"""One pytest-xdist worker runs the module, so its one optimize (`memory_run`) is made once."""
 
 REPO = Path(__file__).resolve().parent.parent
 MEMORY = REPO / "examples" / "published" / "memory"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import small_tasks
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply
 
 pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
@@ -66,9 +67,9 @@ def run(run_cli: Callable[..., Any]) -> Callable[..., Any]:
 def test_optimize_with_claude_models_and_proposer(run: Cli, tmp_path: Path) -> None:
     router = Router()
     with FakeAnthropicAPI(router) as api:
-        result = run("--server", SUPPORT, "--tasks", TASKS, "--rounds", "1", "--trials", "4", "--max-connections",
-                     "16", "--heldout-candidates", "1", "--runs-dir", str(tmp_path), "--run-id", "claude", "--json",
-                     api=api, cwd=tmp_path)
+        result = run("--server", SUPPORT, "--tasks", str(small_tasks(tmp_path)), "--rounds", "1", "--trials", "2",
+                     "--max-connections", "16", "--heldout-candidates", "1", "--runs-dir", str(tmp_path), "--run-id",
+                     "claude", "--json", api=api, cwd=tmp_path)
         assert result.returncode in (0, 1), result.stderr[-3000:]
         summary = json.loads(result.stdout)
         again = run("--resume", "claude", "--runs-dir", str(tmp_path), "--json", api=api, cwd=tmp_path)

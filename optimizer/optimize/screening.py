@@ -87,6 +87,9 @@ class Screen:
         problem = check_candidate(self.catalog, candidate)
         if problem:
             return Screened(candidate, None, reason=problem)
+        whole = self.reason(candidate, observed)
+        if whole is None:  # the common case, at a tenth of the cost of screening edit by edit
+            return Screened(candidate, candidate)
         dropped = {}
         for tool, edit in candidate.edits.items():
             if edit.empty:
@@ -94,9 +97,8 @@ class Screen:
             why = self._text_reason(replace(candidate, edits={tool: edit}), observed)
             if why is not None:
                 dropped[tool] = why
-        if not dropped:
-            why = self.reason(candidate, observed)
-            return Screened(candidate, None if why else candidate, reason=why)
+        if not dropped:  # no edit is wrong on its own: together they are (lint errors between tools, the budget)
+            return Screened(candidate, None, reason=whole)
         kept = replace(candidate, edits={t: e for t, e in candidate.edits.items() if t not in dropped and not e.empty})
         if not kept.edits:
             whole = (next(iter(dropped.values())) if len(dropped) == 1 else
