@@ -232,6 +232,7 @@ def test_eval_with_claude_models_through_the_fake(run_cli: Cli, tmp_path: Path) 
         env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}
         result = run_cli("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
                          "--models", "claude-haiku-5-5,claude-sonnet-5-5", "--max-connections", "8",
+                         "--server-instances", "1",
                          "--system-prompt", str(prompt), "--runs-dir", str(tmp_path), "--run-id", "claude",
                          "--json", env=env, cwd=tmp_path)
         assert result.returncode == 0, result.stderr[-3000:]
@@ -265,6 +266,7 @@ def test_eval_with_batch_sends_message_batches(run_cli: Cli, tmp_path: Path) -> 
     with FakeAnthropicAPI(SimPolicy("lexical")) as api:
         result = run_cli("eval", "--server", SUPPORT, "--tasks", str(tasks), "--models", "claude-haiku-5-5",
                          "--batch", "--max-connections", "8", "--runs-dir", str(tmp_path), "--run-id", "batch",
+                         "--server-instances", "1",
                          "--json", env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url}, cwd=tmp_path)
         calls = dict(api.calls)
     assert result.returncode == 0, result.stderr[-2000:]

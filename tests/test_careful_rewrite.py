@@ -19,7 +19,7 @@ from optimizer.definitions import Candidate
 from optimizer.patch import overlay_from_json
 
 pytestmark = [pytest.mark.published, pytest.mark.slow, pytest.mark.xdist_group("careful-rewrite")]
-"""One pytest-xdist worker runs the module, so its one optimize (`memory_run`) is made once."""
+"""One pytest-xdist worker runs the module, so that its one optimize (`memory_run`) is made once."""
 
 REPO = Path(__file__).resolve().parent.parent
 MEMORY = REPO / "examples" / "published" / "memory"
@@ -55,8 +55,9 @@ class Proposals:
         return tool_use_reply("submit_candidates", {"candidates": [SCRIPT["repair"]]})
 
 
-@pytest.fixture(scope="module")
-def memory_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, Proposals]:
+@pytest.fixture(scope="session")  # session, not module: conftest.py orders the tests, so a module's are not
+def memory_run(  # contiguous on a worker, and a module fixture would be made again after each other module
+tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, Proposals]:
     if not PROGRAM.exists() or shutil.which("node") is None:
         pytest.skip(f"{PROGRAM} or node is missing (.ci/run installs them)")
     from conftest import _invoke

@@ -346,7 +346,7 @@ async def _catalog(spec: ServerSpec) -> Catalog:
         return await pool.list_tools()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def support() -> Catalog:
     return asyncio.run(_catalog(ServerSpec.parse(f"{sys.executable} {SUPPORT}")))
 

@@ -238,7 +238,7 @@ CALLS = [("lookup_order", {"order_id": "L-1234"}), ("get_policy", {"topic": "ret
          ("get_customer", {"query": "C-9999"})]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def support_run() -> tuple[Catalog, Evidence]:
     """The support server's catalog and evidence made of three real calls: a validation error for a wrong order
     number, a policy text, and a business error naming the customer id the agent sent."""

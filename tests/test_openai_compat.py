@@ -325,6 +325,7 @@ def test_eval_with_an_openai_compatible_model_through_the_fake(run_cli: Cli, tmp
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.base_url}
         result = run_cli("eval", "--server", SUPPORT, "--tasks", str(ROOT / "examples/support/tasks"),
                          "--models", "openai:gpt-test", "--max-connections", "8", "--runs-dir", str(tmp_path),
+                         "--server-instances", "1",
                          "--run-id", "openai", "--json", env=env, cwd=tmp_path)
         assert result.returncode == 0, result.stderr[-3000:]
         assert api.policy_errors == []

@@ -128,9 +128,10 @@ def test_source_patch_rewrites_the_server_code(run_cli: Cli, tmp_path: Path) -> 
         pytest.skip("git is not installed")
     source = tmp_path / "support"
     shutil.copytree(ROOT / "examples" / "support", source, ignore=shutil.ignore_patterns("tasks", "__pycache__"))
-    tasks = str(ROOT / "examples/support/tasks")
+    tasks = str(small_tasks(tmp_path))
     result = run_cli("--server", f"{sys.executable} {source / 'server.py'}", "--tasks", tasks, "--offline",
                      "--rounds", "1", "--trials", "4", "--heldout-candidates", "1", "--source", str(source),
+                     "--server-instances", "1",
                      "--runs-dir", str(tmp_path / "runs"), "--run-id", "src", "--json", script="optimize")
     assert result.returncode == 0, result.stderr[-3000:]
     placed = json.loads(result.stdout)["source_patch"]

@@ -35,7 +35,7 @@ def load(name: str) -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def launcher() -> ModuleType:
     module = load("serve")
     if module.find_server() is None:

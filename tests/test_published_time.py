@@ -31,7 +31,7 @@ def load_launcher() -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def catalog() -> Catalog:
     """The tools the launcher serves, started with a host time zone other than UTC."""
     launcher = load_launcher()

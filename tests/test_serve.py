@@ -150,7 +150,7 @@ async def direct(spec: ServerSpec, calls: list[tuple[str, dict[str, Any]]]) -> t
 # --- in front of examples/support -----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def support_direct() -> tuple[Catalog, list[CallOutcome]]:
     async def go() -> tuple[Catalog, list[CallOutcome]]:
         async with ServerPool(ServerSpec.parse(python_command(str(SUPPORT)))) as pool:
@@ -208,7 +208,7 @@ def test_support_lists_the_overlay_and_calls_reach_the_originals(
 # --- a throwaway upstream with its own identity, structured results and a slow tool ----------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Catalog, list[Any]]:
     """The vault server's script, the overlay, and its own catalog and raw results."""
     root = tmp_path_factory.mktemp("vault")

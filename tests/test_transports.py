@@ -55,12 +55,12 @@ async def one_call(spec: ServerSpec, name: str, arguments: dict[str, Any], **kwa
 # --- transports ------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def toy_module() -> ModuleType:
     return load_server(TOY)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not module: tests reach a worker one at a time, modules interleaved
 def toy_http(background: Callable[..., Any], free_port: Callable[[], int]) -> Iterator[str]:
     port = free_port()
     with background([sys.executable, str(TOY), "--http", str(port)], port=port):
