@@ -177,7 +177,7 @@ def _storage(url: str) -> BaseStorage:
             return RDBStorage(url, engine_kwargs=kwargs)
     except (SQLAlchemyError, ValueError, ImportError) as exc:
         reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise SearchError(f"cannot open the study storage {url!r}: {reason}") from None
+        raise SearchError(f"cannot open the study storage {url!r}: {reason}") from exc  # store.no_room reads the cause
 
 
 def check_storage(url: str) -> None:

@@ -32,7 +32,7 @@ async def run_worker(storage: str, study_name: str, *, wait: float = 0.0,
     deadline = time.monotonic() + wait
     while True:
         try:
-            if _missing_sqlite_file(storage):
+            if wait and _missing_sqlite_file(storage):
                 raise SearchError(f"no study {study_name!r} in {storage}: the file does not exist")
             pool, config = study_setup(storage, study_name)
             break
