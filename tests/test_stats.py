@@ -106,3 +106,19 @@ def test_within_noise_allows_a_shortfall_of_one_standard_error() -> None:
     assert within_noise(best, {**best, "extra": [False]}) and within_noise({}, best)
     assert not within_noise({"a": [True]}, {"a": [False]})  # one item cannot show noise
     assert not within_noise(best, one_less, tolerance=0.5) and within_noise(best, best, tolerance=0.0)
+
+
+def test_the_bootstrap_draws_exactly_what_random_choices_would() -> None:
+    """The resampling runs in numpy from the Random's own Mersenne Twister state: the same means, in the same order,
+    as drawing with `rng.choices` and summing in order, and the Random is left where those draws leave it."""
+    import random
+
+    from optimizer.stats import _resampled_means
+
+    for seed, m in ((0, 1), (1, 7), (2, 30), (3, 66)):
+        diffs = [random.Random(seed + i).choice([-1.0, -2 / 3, -1 / 3, 0.0, 1 / 3, 0.5, 1.0]) for i in range(m)]
+        ours, theirs = random.Random(seed), random.Random(seed)
+        draws = theirs.choices(diffs, k=500 * m)
+        expected = [sum(draws[i: i + m]) / m for i in range(0, 500 * m, m)]
+        assert _resampled_means(diffs, 500, ours) == expected
+        assert ours.random() == theirs.random()
