@@ -18,8 +18,7 @@ from fakes.anthropic_api import FakeAnthropicAPI, tool_use_reply
 from optimizer.definitions import Candidate
 from optimizer.patch import overlay_from_json
 
-pytestmark = [pytest.mark.published, pytest.mark.slow, pytest.mark.xdist_group("careful-rewrite")]
-"""One pytest-xdist worker runs the module, so that its one optimize (`memory_run`) is made once."""
+pytestmark = [pytest.mark.published, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parent.parent
 MEMORY = REPO / "examples" / "published" / "memory"
@@ -55,14 +54,20 @@ class Proposals:
         return tool_use_reply("submit_candidates", {"candidates": [SCRIPT["repair"]]})
 
 
-@pytest.fixture(scope="session")  # session, not module: conftest.py orders the tests, so a module's are not
-def memory_run(  # contiguous on a worker, and a module fixture would be made again after each other module
-tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, Proposals]:
+def test_a_careful_rewrite_wins_and_bad_proposals_and_edits_are_screened_out(tmp_path: Path) -> None:
+    """One optimize, then a resume of it (the three checks below read the same run)."""
+    run = memory_run(tmp_path)
+    careful_rewrite_is_searched_and_wins(run)
+    leaky_and_instructing_proposals_are_rejected_whole_with_reasons(run)
+    one_bad_edit_is_dropped_sent_back_once_and_the_repair_screened_again(run)
+
+
+def memory_run(tmp_path: Path) -> tuple[dict[str, Any], Path, Proposals]:
     if not PROGRAM.exists() or shutil.which("node") is None:
         pytest.skip(f"{PROGRAM} or node is missing (.ci/run installs them)")
     from conftest import _invoke
 
-    runs = tmp_path_factory.mktemp("careful")
+    runs = tmp_path
     proposals = Proposals()
     with FakeAnthropicAPI(proposals) as api:
         result = _invoke(["--server", f"{sys.executable} {MEMORY / 'serve.py'}", "--tasks", MEMORY / "tasks",
@@ -78,7 +83,7 @@ tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path, Proposa
     return json.loads(result.stdout), runs / "memory", proposals
 
 
-def test_the_careful_rewrite_is_searched_and_wins(memory_run: tuple[dict[str, Any], Path, Proposals]) -> None:
+def careful_rewrite_is_searched_and_wins(memory_run: tuple[dict[str, Any], Path, Proposals]) -> None:
     """The search mixes the accepted proposals tool by tool (`pool.pool_from`): the winner is made of the careful
     rewrite's edits and the repaired one, none of the rejected text, and it lifts both agents on both splits."""
     summary, run_dir, _ = memory_run
@@ -93,7 +98,7 @@ def test_the_careful_rewrite_is_searched_and_wins(memory_run: tuple[dict[str, An
     assert summary["gate"]["passed"] is True
 
 
-def test_leaky_and_instructing_proposals_are_rejected_whole_with_reasons(
+def leaky_and_instructing_proposals_are_rejected_whole_with_reasons(
         memory_run: tuple[dict[str, Any], Path, Proposals]) -> None:
     summary, run_dir, _ = memory_run
     rejected = {r["candidate"]: r for r in summary["rounds"][0]["rejected"] if "tool" not in r}
@@ -105,7 +110,7 @@ def test_leaky_and_instructing_proposals_are_rejected_whole_with_reasons(
         assert f"- round 1: {key} — " in report
 
 
-def test_one_bad_edit_is_dropped_sent_back_once_and_the_repair_screened_again(
+def one_bad_edit_is_dropped_sent_back_once_and_the_repair_screened_again(
         memory_run: tuple[dict[str, Any], Path, Proposals]) -> None:
     summary, run_dir, proposals = memory_run
     mixed = candidate("mixed").key
