@@ -172,15 +172,16 @@ def load_review(run_dir: Path) -> RunReview:
 
 
 def _server_word(run_dir: Path, tools: tuple[ToolDef, ...]) -> str:
-    """The server's namespace word, which run.db does not store: read back from winning.patch when the winner
-    namespaced a tool without naming the word; '' when nothing tells."""
+    """The server's name, which run.db does not store: the namespace word read back from winning.patch when the
+    winner namespaced a tool without naming the word, else the name winner.lock.json records; '' when nothing
+    tells."""
     try:
         raw = json.loads((run_dir / "overlay.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return ""  # load_overlay reports it
     namespace = raw.get("namespace") if isinstance(raw, dict) else None
     if not isinstance(namespace, dict) or namespace.get("word") or namespace.get("scheme", "none") == "none":
-        return ""
+        return _locked_server(run_dir)
     edits = raw.get("tools") if isinstance(raw.get("tools"), dict) else {}
     patch = run_dir / "winning.patch"
     text = patch.read_text(encoding="utf-8") if patch.is_file() else ""
@@ -194,7 +195,16 @@ def _server_word(run_dir: Path, tools: tuple[ToolDef, ...]) -> str:
             return new[: -len(base) - 1]
         if base and namespace["scheme"] == "suffix" and new.startswith(f"{base}_"):
             return new[len(base) + 1:]
-    return ""
+    return _locked_server(run_dir)
+
+
+def _locked_server(run_dir: Path) -> str:
+    """The server name winner.lock.json records ('' without one)."""
+    try:
+        locked = json.loads((run_dir / "winner.lock.json").read_text(encoding="utf-8")).get("server")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return ""
+    return locked if isinstance(locked, str) else ""
 
 
 def _episode_notes(summary: Mapping[str, Any], episodes: Mapping[str, list[StoredEpisode]]) -> list[str]:

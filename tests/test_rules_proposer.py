@@ -130,7 +130,8 @@ def test_each_candidate_says_how_it_was_written() -> None:
     proposer = RulesProposer()
     candidates = asyncio.run(proposer.propose(CATALOG, Candidate(), evidence(), k=8, seed=0))
     reasons = [proposer.rationale(c.key) or "" for c in candidates]
-    assert reasons[0] == "rules: 3 result fields, inputs named, up to 2 boundary lines, generic names renamed"
+    assert reasons[0] == ("rules: 3 result fields, inputs named, up to 2 boundary lines, generic names renamed, "
+                          "up to 2 asked phrases")
     assert "rules: parameter descriptions only" in reasons and len(set(reasons)) == len(reasons)
 
 

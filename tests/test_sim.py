@@ -100,7 +100,7 @@ def test_a_question_that_matches_no_tool_goes_to_a_tool_that_does_not_write(habi
 
 @pytest.mark.parametrize("habit", ["lexical", "skim"])
 def test_an_instruction_that_matches_no_tool_takes_the_tool_listed_first(habit: str) -> None:
-    calls = take_turn(SimAgent(habit), UNRELATED, "Yuki Tanaka has moved on. Deal with it.").tool_calls
+    calls = take_turn(SimAgent(habit), UNRELATED, "The old intranet has moved on. Deal with it.").tool_calls
     assert calls and calls[0].name == "create_records"
 
 

@@ -28,6 +28,7 @@ from optimizer.definitions import ToolDef, canonical_json
 from optimizer.lint.vocabulary import WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
+from optimizer.models.sim_phrases import proper_names
 from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, stem, terms, words
 from optimizer.tool_search import SEARCH_TOOL
 from optimizer.values import KIND_AS_WORD, describe_values, property_kinds, shapes_in
@@ -208,6 +209,8 @@ class SimAgent:
         candidates: list[tuple[str, str, float]] = []
         for clause in _clauses(prompt):
             query = context | {t: 1.0 for t in terms(describe_values(clause))}
+            if proper_names(clause):  # "Who does Yuki Tanaka work for?" reads as a question about a name
+                query.setdefault("name", 0.5)
             scores = self._scores(query, profiles, index)
             if self.noise:
                 spread = max(scores.values()) - min(scores.values()) or 1.0

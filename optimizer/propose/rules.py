@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespace_word, namespaced
+from optimizer.propose.asks import asked_phrases
 from optimizer.propose.base import Evidence
 from optimizer.propose.evidence import NO_CALL, ArgumentNote, argument_notes
 from optimizer.propose.fields import counted_noun, result_fields, subject, substantive
@@ -72,6 +73,7 @@ class Variant:
     rename: bool = True
     describe: bool = True
     scope: str = "all"
+    asks: int = 0
 
     def summary(self) -> str:
         if not self.describe:
@@ -80,19 +82,20 @@ class Variant:
                  "inputs named" if self.inputs else "inputs not named",
                  f"up to {self.boundaries} boundary lines" if self.boundaries else "no boundary lines",
                  "generic names renamed" if self.rename else "names kept",
+                 f"up to {self.asks} asked phrases" if self.asks else "",
                  "failing tools only" if self.scope == "failing" else ""]
         return "rules: " + ", ".join(p for p in parts if p)
 
 
-VARIANTS = (  # every run of four in a row (the seed picks where one starts) holds two full rewrites
-    Variant(),
+VARIANTS = (  # every run of four in a row (the seed picks where one starts) holds two full rewrites, one asking
+    Variant(asks=2),
     Variant(fields=0, boundary_fields=0),
     Variant(fields=4, boundary_fields=2),
-    Variant(boundaries=0),
+    Variant(boundaries=0, asks=2),
     Variant(fields=5, rename=False),
     Variant(describe=False),
-    Variant(fields=2, scope="failing"),
-    Variant(fields=2, inputs=False, boundaries=1, boundary_fields=0),
+    Variant(fields=2, scope="failing", asks=2),
+    Variant(fields=2, inputs=False, boundaries=1, boundary_fields=0, asks=1),
 )
 
 
@@ -148,6 +151,7 @@ class _Study:
         self.formats = {t.name: {p: format_of(p, prop, (notes.get(t.name) or {}).get(p) or ArgumentNote())
                                  for p, prop in t.properties.items()} for t in catalog.tools}
         self.failing = {t for e in evidence.failures for t in (*e.expected_tools[:1], *e.chosen_tools[:1])}
+        self.lost = {e.prompt for e in evidence.failures if e.expected_tools[:1] != e.chosen_tools[:1]}
         for tool in catalog.tools:  # a parameter known only by its description (`_borrow`): read what it asks for
             for param, hint in self.hints.get(tool.name, {}).items():
                 if param in self.formats[tool.name] and not self.formats[tool.name][param].known():
@@ -211,9 +215,9 @@ class _Study:
         for tool in targets:
             old = edits.get(tool.name) or ToolEdit()
             text = self.describe(tool, variant, exposed, names) if variant.describe else old.description
+            parameters = {**old.parameters, **self.hints.get(tool.name, {})}
             edits[tool.name] = ToolEdit(name=None if names[tool.name] == tool.name else names[tool.name],
-                                        description=text,
-                                        parameters={**old.parameters, **self.hints.get(tool.name, {})})
+                                        description=text, parameters={**parameters, **moved(tool, text, parameters)})
         for tool in self.catalog.tools:  # renamed tools that are not rewritten keep their old text
             if names[tool.name] != tool.name:
                 edits[tool.name] = replace(edits.get(tool.name) or ToolEdit(), name=names[tool.name])
@@ -257,26 +261,33 @@ class _Study:
                     for ins in (inputs, (inputs[0], []), ([], [])) for articled in (True, False)]
         trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), " ".join(words(name)))
         trigger = trigger[:1].upper() + trigger[1:]
+        asked = asked_phrases(tool.name, self.evidence.prompts_by_tool, self.lost,
+                              " ".join([name, tool.name, old, trigger]), variant.asks) if variant.asks else []
         fields = [] if re.search(r"\breturn", old if trigger == old_trigger(old) else trigger, re.I) else [
             f for f in self.fields[tool.name] if not leaked_phrases(returns(act, [f], count), self.prompts)]
         fields = fields[: variant.fields]
         bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
-        for shown in range(len(bounds), -1, -1):
-            for named in range(len(fields), -1, -1):
-                said = returns(act, fields[:named], count)
-                first = f"{trigger}{'; ' + said if said else ''}."
-                text = " ".join([first, *bounds[:shown]])
-                if len(text) <= LONG and not leaked_phrases(text, self.prompts):
-                    return " ".join([self._more_of_old(first, old, text), *bounds[:shown]])
+        for asking in range(len(asked), -1, -1):
+            quoted = ['"' + phrase + '"' for phrase in asked[:asking]]
+            about = f", for requests that mention {or_(quoted)}" if asking else ""
+            for shown in range(len(bounds), -1, -1):
+                for named in range(len(fields), -1, -1):
+                    said = returns(act, fields[:named], count)
+                    first = f"{trigger}{about}{'; ' + said if said else ''}."
+                    text = " ".join([first, *bounds[:shown]])
+                    if len(text) <= LONG and not leaked_phrases(text, self.prompts):
+                        return " ".join([self._more_of_old(first, old, text), *bounds[:shown]])
         return f"{trigger}."
 
     def _more_of_old(self, first: str, old: str, whole: str) -> str:
-        """When the first sentence is the server's own, its next sentences after it (what it returns first,
-        then limits and formats in order) while the whole text stays within three sentences and 400 characters."""
+        """When the first sentence is the server's own, its next sentences after it (when to use it first, then what
+        it returns, then limits and formats in order) while the whole text stays within three sentences and 400
+        characters."""
         if first.rstrip(".") != old_trigger(old):
             return first
         rest = [s for s in sentences(old)[1:] if not BOUNDARY.search(s) and not leaked_phrases(s, self.prompts)]
-        for sentence in sorted(rest, key=lambda s: not re.search(r"\breturn", s, re.IGNORECASE)):
+        for sentence in sorted(rest, key=lambda s: (not _USAGE.search(s),
+                                                    not re.search(r"\breturn", s, re.IGNORECASE))):
             if len(sentences(whole)) >= 3 or len(whole) + len(sentence) + 1 > LONG:
                 break
             first, whole = f"{first} {sentence.strip()}", f"{whole} {sentence.strip()}"
@@ -344,6 +355,35 @@ class _Study:
                     out.append(line)
                     break
         return out
+
+
+_USAGE = re.compile(r"\b(?:when (?:you|the user)|use (?:it|this)|useful|great|perfect|ideal|helpful|essential)\b",
+                    re.IGNORECASE)
+"""An author's sentence on when to use the tool ("Great for finding files when you don't know their location")."""
+
+
+def moved(tool: ToolDef, text: str | None, parameters: Mapping[str, str]) -> dict[str, str]:
+    """Parameter descriptions taking the old description's sentences (after the first) that the new text drops and
+    that are about one parameter, named as such ("Use the 'head' parameter to …", "Use pattern like '*.ext' …"; a
+    name the tool's own name holds, `member` of `get_member`, says nothing): a format or usage note belongs with the
+    input it is about, not lost."""
+    if text is None or not tool.description:
+        return {}
+    out: dict[str, str] = {}
+    own = set(words(tool.name))
+    for sentence in sentences(tool.description)[1:]:  # the first says what the tool does
+        if sentence in text or BOUNDARY.search(sentence):
+            continue
+        named = [p for p in tool.properties if not set(words(p)) <= own
+                 and re.search(rf"(?<![\w-])['\"`]?{re.escape(p)}['\"`]?(?![\w-])", sentence)
+                 and (len(p) >= 4 or f"'{p}'" in sentence)]
+        if len(named) != 1:
+            continue
+        param = named[0]
+        said = out.get(param) or parameters.get(param) or str(tool.properties[param].get("description") or "")
+        if sentence not in said and len(said) + len(sentence) < LONG:
+            out[param] = f"{said.rstrip()} {sentence}".strip()
+    return out
 
 
 def _record_id(line: str) -> str:
