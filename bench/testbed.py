@@ -1,7 +1,9 @@
 """Benchmark: offline `optimize` on every server of the test bed — the bundled examples and the published
 servers in examples/published/ — measured side by side in one run: held-out accuracy baseline → winner per
 offline agent, definition tokens baseline → winner, how many tools the winner changes, the text-rule findings
-it adds (lint's text-* rules; expected 0), the gate and the wall time. README's test-bed table is
+it adds (lint's text-* rules; expected 0), the gate, the winner's failed held-out episodes split into a missed
+expected tool (what a definition can still fix) and every expected tool called (arguments, or what the agent would
+have to know), and the wall time. README's test-bed table is
 this script's output.
 
     python bench/testbed.py [--only NAME,…] [--json]
@@ -30,6 +32,7 @@ from optimizer.lint.rules_text import added_text_problems
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
 from optimizer.optimize import OptimizeConfig, run_optimize
 from optimizer.review import load_review
+from optimizer.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,7 +90,24 @@ def measure(server: Server, runs: Path) -> dict[str, Any]:
                        "ratio": round(tokens["winner"] / max(1, tokens["baseline"]), 2)},
             "gate": "PASSED" if summary["gate"]["passed"] else "FAILED", "wall_s": round(wall, 1),
             "changed_tools": len(review.changes),
-            "text_findings_added": added_text_problems(review.catalog, review.winner)}
+            "text_findings_added": added_text_problems(review.catalog, review.winner),
+            "heldout_failures": failure_kinds(Path(summary["run_dir"]), summary["winner"]["candidate"])}
+
+
+def failure_kinds(run_dir: Path, winner: str) -> dict[str, int]:
+    """The winner's failed held-out episodes (both agents): `wrong_tool` missed a tool the task expects (what a
+    definition can still fix); `right_tools` called every expected tool and still failed (the arguments, or what
+    the agent would have to know: no description changes that)."""
+    store = RunStore.open_existing(run_dir.parent, run_dir.name)
+    try:
+        failed = [e for e in store.episodes(candidate=winner) if e.split == "heldout" and not e.passed]
+    finally:
+        store.close()
+    right = 0
+    for episode in failed:
+        called = {c.get("original") or c.get("name") for c in episode.data.get("calls") or []}
+        right += set(episode.data.get("expected_tools") or []) <= called
+    return {"failed": len(failed), "wrong_tool": len(failed) - right, "right_tools": right}
 
 
 def _cell(side: dict[str, Any]) -> str:
@@ -96,18 +116,20 @@ def _cell(side: dict[str, Any]) -> str:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     head = "| server | tasks (train/held-out) | " + " | ".join(f"{m} held-out" for m in OFFLINE_MODELS)
-    lines = [head + " | definition tokens | tools changed | text findings added | gate | wall s |",
-             "|---" * (len(OFFLINE_MODELS) + 7) + "|"]
+    lines = [head + " | definition tokens | tools changed | text findings added | gate | held-out failures: wrong "
+                    "tool / right tools | wall s |", "|---" * (len(OFFLINE_MODELS) + 8) + "|"]
     for row in rows:
         if "skipped" in row:
-            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 5))
+            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 6))
             continue
         cells = [f"{_cell(row['heldout'][m]['baseline'])} → {_cell(row['heldout'][m]['winner'])}"
                  for m in OFFLINE_MODELS]
         t = row["tokens"]
         lines.append(f"| {row['server']} | {row['splits']['train']}/{row['splits']['heldout']} | "
                      f"{' | '.join(cells)} | {t['baseline']:,} → {t['winner']:,} ({t['ratio']:.2f}×) | "
-                     f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['gate']} | {row['wall_s']} |")
+                     f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['gate']} | "
+                     f"{row['heldout_failures']['wrong_tool']} / {row['heldout_failures']['right_tools']} | "
+                     f"{row['wall_s']} |")
     return "\n".join(lines)
 
 

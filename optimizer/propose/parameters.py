@@ -5,6 +5,7 @@ or a train prompt holds is ever written."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,7 +15,7 @@ from optimizer.propose.base import EpisodeSeen
 from optimizer.propose.evidence import ArgumentNote, argument_notes
 from optimizer.propose.formats import NOUNS, Alternative, Format, read_gloss, read_message
 from optimizer.propose.leakage import leaked_phrases
-from optimizer.text import words
+from optimizer.text import terms, words
 from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, find_values, property_kinds
 
 GENERIC_PARAMETERS = frozenset(("id", "value", "data", "q", "query", "input", "text", "key", "name", "type", "item",
@@ -154,7 +155,12 @@ def _holds(text: str, sent: set[str]) -> bool:
 
 
 def _final(tool: ToolDef, name: str, hint: str) -> str:
-    """The description after the parameter's old one (unless it holds it), "Optional." first when it is."""
+    """The description after the parameter's old one (unless it holds it; when the old one states the format, only
+    the example), "Optional." first when it is."""
     old = str(tool.properties[name].get("description") or "").strip().rstrip(".")
-    text = hint if not old or old.lower() in hint.lower() else f"{old}. {hint}"
+    said = re.match(r"(?:Optional\.\s*)?(.*?)(?:,?\s+e\.g\.\s+(.+?))?\.?$", hint)
+    if old and said and set(terms(said.group(1))) <= set(terms(old)):  # the old one states the format already
+        text = f"{old}, e.g. {said.group(2)}." if said.group(2) and said.group(2) not in old else f"{old}."
+    else:
+        text = hint if not old or old.lower() in hint.lower() else f"{old}. {hint}"
     return text if name in tool.required or text.lower().startswith("optional") else f"Optional. {text}"

@@ -128,10 +128,17 @@ def returns(act: Action, fields: Sequence[str], count_noun: str | None = None) -
     shown = [f for f in fields if not set(words(f)) <= own]
     if not shown:
         return ""
+    flags = [f for f in shown if f.split()[0] in ("is", "has", "can") and len(f.split()) > 1]
+    plain = [f for f in shown if f not in flags]
+    whether = [f"whether it {f}" for f in flags]  # a yes/no field, `is_dst`: "whether it is dst"
+    if not plain:
+        return f"returns {and_(whether)}"
     if act.plural or count_noun:
         thing = singular((act.object.split() or [""])[-1]) or singular(count_noun or "")
-        return f"returns each {thing}'s {and_(shown)}" if thing else f"returns {and_(shown)}"
-    return f"returns its {and_(shown)}"
+        listed = f"each {thing}'s {and_(plain)}" if thing else and_(plain)
+    else:
+        listed = f"its {and_(plain)}"
+    return f"returns {listed}{', and ' + and_(whether) if whether else ''}"
 
 
 def job(act: Action, fields: Sequence[str], gerund_form: bool = False) -> str:
