@@ -21,12 +21,9 @@ Contracts:
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any, Literal, cast
 
 import optuna
@@ -38,6 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from optimizer.definitions import Candidate, Scheme
 from optimizer.patch import overlay_from_json
 from optimizer.pool import Pool, candidate_from, choice_of, pool_from_json, pool_to_json
+from optimizer.trial_owner import claimed, orphaned, owner
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # the core does not print; callers report progress
 
@@ -47,7 +45,6 @@ TOKEN_TIE_BREAK = 1e-9
 """Per definition token, subtracted from accuracy in the single-objective value so the sampler prefers shorter
 definitions among equally accurate ones. `SearchResult.best` compares (accuracy, tokens) exactly instead."""
 _EPS = 1e-9
-UNCLAIMED_S = 60.0  # a RUNNING trial still without an owner this long after it started: its process died
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 
 
@@ -238,14 +235,17 @@ class _Run:
         return len(self.study.get_trials(deepcopy=False, states=_FINISHED))
 
     def fail_orphans(self) -> int:
-        """Fail the trials a process on this host left RUNNING when it died (killed, crashed); return how many."""
+        """Fail the trials a process on this host left RUNNING when it died (`trial_owner`); return how many."""
         failed = 0
         for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            if _orphaned(trial):
+            if orphaned(claimed(trial, self._trial)):
                 with _quiet():
                     self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
                 failed += 1
         return failed
+
+    def _trial(self, number: int) -> FrozenTrial:
+        return next(t for t in self.study.get_trials(deepcopy=False) if t.number == number)
 
     def enqueue(self, proposals: Sequence[Candidate]) -> None:
         """Queue the proposals not yet evaluated, in their order, within the remaining budget. A queue left in
@@ -305,7 +305,7 @@ class _Run:
         with _quiet():
             self.study.sampler = _sampler(self.config, self.finished())
             trial = self.study.ask()
-            trial.set_user_attr("owner", _owner())
+            trial.set_user_attr("owner", owner())
             candidate = self._suggest(trial)
             trial.set_user_attr("candidate", candidate.to_json())
             trial.set_user_attr("key", candidate.key)
@@ -355,29 +355,6 @@ async def search(pool: Pool, proposals: Sequence[Candidate], objective: Objectiv
         return _result(study, run.episodes)
     finally:
         _close(storage)
-
-
-def _owner() -> dict[str, Any]:
-    """Stored on every trial this process asks, so that a later process can tell a trial it left RUNNING."""
-    return {"host": socket.gethostname(), "pid": os.getpid()}
-
-
-def _orphaned(trial: FrozenTrial) -> bool:
-    """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, or left without an
-    owner for UNCLAIMED_S seconds. Trials of other hosts are never judged."""
-    owner, me = trial.user_attrs.get("owner"), _owner()
-    if owner is None:  # asked, but the owner not yet written: a live process writes it at once, a dead one never
-        started = trial.datetime_start
-        return started is not None and (datetime.now() - started).total_seconds() > UNCLAIMED_S
-    if owner.get("host") != me["host"] or owner.get("pid") == me["pid"]:
-        return False
-    try:
-        os.kill(int(owner["pid"]), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, another user's
-        return False
-    return False
 
 
 def _result(study: Study, episodes: int) -> SearchResult:

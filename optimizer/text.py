@@ -4,7 +4,7 @@ and a local estimate of how many model tokens a text costs."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -47,6 +47,13 @@ def stem(word: str) -> str:
 def terms(text: str) -> tuple[str, ...]:
     """Content words, stemmed, stopwords removed: what lexical matching compares."""
     return tuple(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
+
+
+def shared_prefix(names: Sequence[str]) -> str:
+    """The first word and separator every one of two or more names starts with: a namespace (`git_` of `git_log`,
+    `git_commit`), not a verb or an object."""
+    heads = {m.group(0) if (m := re.match(r"[A-Za-z0-9]+[_.-]", n)) else "" for n in names}
+    return heads.pop() if len(names) > 1 and len(heads) == 1 else ""
 
 
 def sentences(text: str) -> list[str]:

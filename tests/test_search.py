@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -229,14 +230,44 @@ def finished_keys(result: SearchResult) -> list[str]:
     return [t.candidate.key for t in result.trials]
 
 
-@pytest.mark.parametrize("at", [1, 4, 9])  # in the proposals, just after them, among sampled trials
-def test_a_study_killed_mid_trial_resumes_to_the_same_sequence(tmp_path: Path, at: int) -> None:
+def _run_killed(pool: Pool, config: SearchConfig, at: int) -> None:
+    run(pool, Killed(at), config)
+
+
+def _run_dying_after_asking(pool: Pool, config: SearchConfig, at: int) -> None:
+    """End the process (as SIGKILL would) right after its `at`-th ask, before the trial's owner is written: the
+    trial stays RUNNING with no owner."""
+    import optimizer.search as search_module
+
+    asked = {"n": 0}
+    owner = search_module.owner
+
+    def dying_owner() -> dict:
+        asked["n"] += 1
+        if asked["n"] == at:
+            os._exit(9)
+        return owner()
+
+    search_module.owner = dying_owner  # type: ignore[assignment]
+    run(pool, Objective(), config)
+
+
+@pytest.mark.parametrize(("killer", "at"), [
+    (_run_killed, 1), (_run_killed, 4), (_run_killed, 9),  # mid-trial: in the proposals, after them, sampled
+    (_run_dying_after_asking, 3), (_run_dying_after_asking, 7),  # between ask and owner: a proposal, a sampled one
+])
+def test_a_killed_study_resumes_to_the_same_sequence(
+    tmp_path: Path, killer: Callable[[Pool, SearchConfig, int], None], at: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import optimizer.trial_owner
+
+    monkeypatch.setattr(optimizer.trial_owner, "UNCLAIMED_S", 0.5)
     pool = pool_from(Candidate(), PROPOSALS)
     config = SearchConfig(trials=10, chunks=2, seed=3)
     uninterrupted = run(pool, Objective(), config)
     storage = f"sqlite:///{tmp_path / 'run.db'}"
-    child = multiprocessing.get_context("fork").Process(
-        target=run, args=(pool, Killed(at), replace(config, storage=storage)))
+    child = multiprocessing.get_context("fork").Process(target=killer,
+                                                        args=(pool, replace(config, storage=storage), at))
     child.start()
     child.join()
     assert child.exitcode == 9

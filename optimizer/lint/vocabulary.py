@@ -40,7 +40,7 @@ DESTRUCTIVE_VERBS = vocab("""delete remove drop revoke destroy purge erase wipe 
     cancel close archive unlink uninstall disable ban block evict rm del""")
 WRITE_VERBS = DESTRUCTIVE_VERBS | vocab("""send create update write set post publish put patch insert upload submit
     refund charge pay transfer move rename edit modify assign escalate schedule book invite approve reject merge
-    deploy""")
+    deploy commit push revert""")
 KNOWN_VERBS = WRITE_VERBS | vocab("""get list search find fetch retrieve read lookup look query check show view
     describe count validate verify compare calculate compute convert analyze analyse summarize extract parse format
     render generate translate echo ping track watch monitor resolve explain estimate preview download export import

@@ -29,7 +29,7 @@ from optimizer.lint.vocabulary import WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
 from optimizer.models.sim_phrases import proper_names
-from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, stem, terms, words
+from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
 from optimizer.tool_search import SEARCH_TOOL
 from optimizer.values import KIND_AS_WORD, describe_values, property_kinds, shapes_in
 
@@ -42,6 +42,11 @@ _RETRYABLE = re.compile(r"\b(transient|temporar|try again|retry)", re.IGNORECASE
 _HOPELESS = re.compile(r"\b(business|permission|not allowed|forbidden|cannot be)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"\?\s*$|^\s*(who|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|"
                        r"has|have|should|will|would)\b", re.IGNORECASE)
+_PLAIN_QUESTION = re.compile(r"^\s*(?:(?:who|what|which|when|where|why|how|is|are|was|were|does|did|has|have)"
+                             r"\b(?!\s+you\b)|(?:tell|show|list|give|find|look|check|describe|explain|count)\b)",
+                             re.IGNORECASE)
+"""A request for information: a question ("Can you …", "Would you …" and "Do you …" are requests phrased as
+questions), or an imperative that asks to be told or shown something."""
 _WRITE_STEMS = frozenset(stem(w) for w in (*WRITE_VERBS, "add", "append", "save", "store", "record", "remember"))
 K1, B = 1.2, 0.75
 _VALUE_WORDS = frozenset(terms(" ".join(KIND_AS_WORD.values())))
@@ -231,13 +236,21 @@ class SimAgent:
 
     @staticmethod
     def _pick(scores: dict[str, float], order: dict[str, int], clause: str) -> str:
-        """The best-scoring tool. Between tools that score the same (as when no tool shares a word with the
-        request), a question goes to a tool whose name does not say it changes something; then the tool listed
-        first."""
+        """The best-scoring tool. A request for information ("What was the last commit?", "Give its message.", not
+        "Can you …") goes to the best tool whose name does not say it changes something, when one shares a word with
+        it; between tools that
+        score the same (as when no tool shares a word with the request), any question goes to a tool that does not
+        write; then the tool listed first. A prefix every tool's name shares (`git_`) is not the verb."""
+        shared = shared_prefix(list(scores))
+        writes = {name: _writes(name[len(shared):]) for name in scores}
+        if _PLAIN_QUESTION.search(clause):
+            reading = {name: score for name, score in scores.items() if not writes[name]}
+            if reading and max(reading.values()) > 0:
+                scores = reading
         top = max(scores.values())
         tied = [name for name in scores if scores[name] >= top - 1e-9]
         asks = bool(_QUESTION.search(clause))
-        return max(tied, key=lambda name: (not (asks and _writes(name)), -order[name]))
+        return max(tied, key=lambda name: (not (asks and writes[name]), -order[name]))
 
     def _next_calls(
         self, plan: list[tuple[str, str]], prompt: str, tools: Sequence[ToolDef], messages: Sequence[Message]

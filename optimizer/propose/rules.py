@@ -48,7 +48,7 @@ from optimizer.propose.wording import (
     returns,
     singular,
 )
-from optimizer.text import sentences, stem, terms, words
+from optimizer.text import sentences, shared_prefix, stem, terms, words
 from optimizer.values import FREE_TEXT_WORDS, find_values
 
 GENERIC_VERBS = frozenset(("search", "get", "list", "create", "query", "find", "fetch", "update", "delete", "run",
@@ -158,6 +158,7 @@ class _Study:
                     asked = hint.removeprefix("Optional. ")
                     self.formats[tool.name][param] = read_message(f"{param} must be {asked}", ())
         self.fields = {t.name: self._ranked_fields(t) for t in catalog.tools}
+        self.prefix = shared_prefix([t.name for t in catalog.tools])
 
     def _ranked_fields(self, tool: ToolDef) -> list[str]:
         """Result fields, those whose words the tool's train requests use first, then in result order; none
@@ -253,13 +254,14 @@ class _Study:
         result fields go first, then boundary lines, until it fits; no part `leaked_phrases` flags (the old
         first sentence included: then the proposer's own words say it)."""
         name, noun = names[tool.name], self.noun(tool)
-        act = action(name, noun, tool.description)
+        bare = name.removeprefix(self.prefix) or name  # `git_diff` does "diff", not "git"
+        act = action(bare, noun, tool.description)
         inputs = self.inputs(tool) if variant.inputs else ([], [])
         count = counted_noun(self.results.get(tool.name, []))
         old = tool.description
-        triggers = [purpose(name, said, *ins, noun=noun, with_article=articled) for said in (old, "")
+        triggers = [purpose(bare, said, *ins, noun=noun, with_article=articled) for said in (old, "")
                     for ins in (inputs, (inputs[0], []), ([], [])) for articled in (True, False)]
-        trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), " ".join(words(name)))
+        trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), " ".join(words(bare)))
         trigger = trigger[:1].upper() + trigger[1:]
         asked = asked_phrases(tool.name, self.evidence.prompts_by_tool, self.lost,
                               " ".join([name, tool.name, old, trigger]), variant.asks) if variant.asks else []
@@ -340,7 +342,8 @@ class _Study:
             if other_name in (tool.name, NO_CALL) or other_name not in exposed:
                 continue
             other = self.catalog.get(other_name)
-            act = action(names[other_name], self.noun(other), other.description)
+            act = action(names[other_name].removeprefix(self.prefix) or names[other_name], self.noun(other),
+                         other.description)
             theirs = set(terms(act.object)) | own | KIND_WORDS
             lookup = act.kind in LOOKUPS or bool((other.annotations or {}).get("readOnlyHint"))
             fields = [f for f in self.fields[other_name] if not set(terms(f)) & theirs] if lookup else []

@@ -1,0 +1,55 @@
+"""Which process a RUNNING search trial belongs to, so that a resumed study can fail the trials a dead process left
+RUNNING (killed, crashed) and evaluate them again, and never touches a live worker's.
+
+Every process writes its owner (host and pid) on a trial right after asking for it. A trial without an owner yet
+was asked by a process that either writes it at once or died in between: it is given until UNCLAIMED_S after its
+start. Trials of other hosts are never judged."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from optuna.trial import FrozenTrial, TrialState
+
+UNCLAIMED_S = 5.0
+"""A RUNNING trial still without an owner this long after it started: its process died between asking for it and
+writing its owner (the next storage write after the ask)."""
+
+
+def owner() -> dict[str, Any]:
+    """Stored on every trial this process asks."""
+    return {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+def claimed(trial: FrozenTrial, reread: Callable[[int], FrozenTrial]) -> FrozenTrial:
+    """The trial as it stands once an ownerless one has had until UNCLAIMED_S after its start to get an owner
+    (`reread` fetches a trial by number): a resume right after a kill must not take it for a live one."""
+    if trial.user_attrs.get("owner") is not None or trial.datetime_start is None:
+        return trial
+    time.sleep(max(0.0, UNCLAIMED_S - (datetime.now() - trial.datetime_start).total_seconds()) + 0.05)
+    return reread(trial.number)
+
+
+def orphaned(trial: FrozenTrial) -> bool:
+    """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, or left without an
+    owner for UNCLAIMED_S seconds."""
+    if trial.state != TrialState.RUNNING:
+        return False
+    mine, me = trial.user_attrs.get("owner"), owner()
+    if mine is None:
+        started = trial.datetime_start
+        return started is not None and (datetime.now() - started).total_seconds() > UNCLAIMED_S
+    if mine.get("host") != me["host"] or mine.get("pid") == me["pid"]:
+        return False
+    try:
+        os.kill(int(mine["pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
