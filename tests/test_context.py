@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import small_tasks
 
 from optimizer.context import Context, ContextError, ContextServer, client_names, context_specs, open_context
 from optimizer.definitions import Candidate, Catalog, ToolDef, apply
@@ -140,9 +141,9 @@ def test_a_context_server_that_does_not_start_is_a_clear_error(run_cli: Cli, tmp
 def test_optimize_in_context_chooses_there_and_reports_the_schemes_and_the_winner_alone(
     run_cli: Cli, tmp_path: Path
 ) -> None:
-    result = run_cli("--server", SUPPORT, "--tasks", TASKS, "--context-server", WORKSPACE, "--offline", "--rounds",
-                     "1", "--trials", "6", "--server-instances", "1", "--heldout-candidates", "1", "--runs-dir",
-                     str(tmp_path), "--run-id", "ctx", "--json", script="optimize")
+    result = run_cli("--server", SUPPORT, "--tasks", small_tasks(tmp_path), "--context-server", WORKSPACE,
+                     "--offline", "--rounds", "1", "--trials", "6", "--server-instances", "1", "--heldout-candidates",
+                     "1", "--runs-dir", str(tmp_path), "--run-id", "ctx", "--json", script="optimize")
     assert result.returncode in (0, 1), result.stderr[-3000:]
     summary = json.loads(result.stdout)
     assert summary["context"] == ["workspace"] and summary["client_naming"] == "plain"
@@ -151,7 +152,8 @@ def test_optimize_in_context_chooses_there_and_reports_the_schemes_and_the_winne
     assert max(round_one["scheme_accuracy"].values()) == round_one["best_accuracy"]
     for side in ("baseline", "winner"):
         alone = summary["alone"][side]
-        assert set(alone) == {"sim:lexical", "sim:skim"} and all(row["n"] == 20 for row in alone.values())
+        heldout = summary["splits"]["heldout"]
+        assert set(alone) == {"sim:lexical", "sim:skim"} and all(row["n"] == heldout for row in alone.values())
     report = (tmp_path / "ctx" / "report.md").read_text(encoding="utf-8")
     assert "## In context" in report and "beside workspace" in report and "winner alone" in report
 

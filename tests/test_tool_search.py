@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conftest import small_tasks
 from test_episode import FakeServer, ScriptedModel, answer, call, calls_turn
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, apply
@@ -100,14 +101,15 @@ def test_eval_with_tool_search_reports_recall_and_does_not_reuse_episodes_run_wi
 
 
 def test_optimize_with_tool_search_reports_recall_before_and_after(run_cli: Cli, tmp_path: Path) -> None:
-    result = run_cli("--server", SUPPORT, "--tasks", TASKS, "--offline", "--tool-search", "bm25", "--rounds", "1",
+    result = run_cli("--server", SUPPORT, "--tasks", small_tasks(tmp_path), "--offline", "--tool-search", "bm25",
+                     "--rounds", "1",
                      "--trials", "6", "--server-instances", "1", "--heldout-candidates", "1", "--runs-dir",
                      str(tmp_path), "--run-id", "s", "--json", script="optimize")
     assert result.returncode in (0, 1), result.stderr[-3000:]
     summary = json.loads(result.stdout)
     for side in ("baseline", "winner"):
         assert set(summary["search"][side]) == {"sim:lexical", "sim:skim"}
-        assert all(row["n"] == 20 for row in summary["search"][side].values())
+        assert all(row["n"] == summary["splits"]["heldout"] for row in summary["search"][side].values())
     assert "## Tool search" in (tmp_path / "s" / "report.md").read_text(encoding="utf-8")
 
 
