@@ -35,7 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from optimizer.definitions import Candidate, Scheme
 from optimizer.patch import overlay_from_json
 from optimizer.pool import Pool, candidate_from, choice_of, pool_from_json, pool_to_json
-from optimizer.trial_owner import claimed, orphaned, owner
+from optimizer.trial_owner import abandoned_on_error, claimed, orphaned, owner
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # the core does not print; callers report progress
 
@@ -238,7 +238,8 @@ class _Run:
         """Fail the trials a process on this host left RUNNING when it died (`trial_owner`); return how many."""
         failed = 0
         for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            if orphaned(claimed(trial, self._trial)):
+            where = (self.config.storage, self.study.study_name)
+            if orphaned(claimed(trial, self._trial, where), where):
                 with _quiet():
                     self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
                 failed += 1
@@ -305,7 +306,8 @@ class _Run:
         with _quiet():
             self.study.sampler = _sampler(self.config, self.finished())
             trial = self.study.ask()
-            trial.set_user_attr("owner", owner())
+            with abandoned_on_error(self.config.storage, trial.number, self.study.study_name):
+                trial.set_user_attr("owner", owner())
             candidate = self._suggest(trial)
             trial.set_user_attr("candidate", candidate.to_json())
             trial.set_user_attr("key", candidate.key)

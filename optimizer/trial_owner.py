@@ -3,14 +3,16 @@ RUNNING (killed, crashed) and evaluate them again, and never touches a live work
 
 Every process writes its owner (host and pid) on a trial right after asking for it. A trial without an owner yet
 was asked by a process that either writes it at once or died in between: it is given until UNCLAIMED_S after its
-start. Trials of other hosts are never judged."""
+start, unless this very process asked for it and failed to write its owner (a full disk). Trials of other hosts are
+never judged."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -21,29 +23,46 @@ UNCLAIMED_S = 5.0
 writing its owner (the next storage write after the ask)."""
 
 
+_ABANDONED: set[tuple[str, str, int]] = set()
+"""(storage, study, trial number) of the trials this process asked for and could not write its owner on."""
+
+
+@contextlib.contextmanager
+def abandoned_on_error(storage: str, number: int, study: str) -> Iterator[None]:
+    """Remember the trial as abandoned by this process when writing its owner fails."""
+    try:
+        yield
+    except BaseException:
+        _ABANDONED.add((storage, study, number))
+        raise
+
+
 def owner() -> dict[str, Any]:
     """Stored on every trial this process asks."""
     return {"host": socket.gethostname(), "pid": os.getpid()}
 
 
-def claimed(trial: FrozenTrial, reread: Callable[[int], FrozenTrial]) -> FrozenTrial:
+def claimed(trial: FrozenTrial, reread: Callable[[int], FrozenTrial], where: tuple[str, str]) -> FrozenTrial:
     """The trial as it stands once an ownerless one has had until UNCLAIMED_S after its start to get an owner
-    (`reread` fetches a trial by number): a resume right after a kill must not take it for a live one."""
-    if trial.user_attrs.get("owner") is not None or trial.datetime_start is None:
+    (`reread` fetches a trial by number; `where` is (storage, study)): a resume right after a kill must not take it
+    for a live one. No wait for one this process abandoned."""
+    abandoned = (*where, trial.number) in _ABANDONED
+    if trial.user_attrs.get("owner") is not None or trial.datetime_start is None or abandoned:
         return trial
     time.sleep(max(0.0, UNCLAIMED_S - (datetime.now() - trial.datetime_start).total_seconds()) + 0.05)
     return reread(trial.number)
 
 
-def orphaned(trial: FrozenTrial) -> bool:
-    """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, or left without an
-    owner for UNCLAIMED_S seconds."""
+def orphaned(trial: FrozenTrial, where: tuple[str, str]) -> bool:
+    """A RUNNING trial whose process is gone: asked on this host by a pid that no longer runs, left without an
+    owner for UNCLAIMED_S seconds, or abandoned by this process."""
     if trial.state != TrialState.RUNNING:
         return False
     mine, me = trial.user_attrs.get("owner"), owner()
     if mine is None:
         started = trial.datetime_start
-        return started is not None and (datetime.now() - started).total_seconds() > UNCLAIMED_S
+        return (*where, trial.number) in _ABANDONED or (
+            started is not None and (datetime.now() - started).total_seconds() > UNCLAIMED_S)
     if mine.get("host") != me["host"] or mine.get("pid") == me["pid"]:
         return False
     try:
