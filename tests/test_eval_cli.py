@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import small_tasks
 from helpers.cli import cli_command
 from helpers.run_db import count_episodes
 
@@ -69,7 +70,7 @@ def test_same_seed_gives_byte_identical_results_in_another_process(
 ) -> None:
     outputs = []
     for run, cli in (("one", run_cli), ("two", run_cli_process)):
-        result = cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
+        result = cli("eval", "--server", SUPPORT, "--tasks", str(small_tasks(tmp_path)), "--runs-dir", str(tmp_path),
                      "--run-id", run, "--seed", "7", "--epochs", "2", "--server-instances", "1",
                      "--models", "sim:lexical?noise=0.3,sim:skim?noise=0.3", "--json")
         assert result.returncode == 0, result.stderr
@@ -80,7 +81,7 @@ def test_same_seed_gives_byte_identical_results_in_another_process(
 
 @pytest.mark.slow
 def test_resume_after_a_kill_repeats_no_finished_episode(run_cli: Cli, tmp_path: Path) -> None:
-    args = ["eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
+    args = ["eval", "--server", SUPPORT, "--tasks", str(small_tasks(tmp_path)), "--runs-dir", str(tmp_path),
             "--run-id", "killed", "--models", "sim:lexical?latency_ms=20", "--max-connections", "1"]
     proc = subprocess.Popen([*cli_command(), *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
