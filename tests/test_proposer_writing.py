@@ -74,6 +74,8 @@ def test_nouns_results_open_with_or_count() -> None:
     ("Invalid arguments for tool tag: Invalid input: expected array, received string at labels", ["x"], ""),
     ("title must not be empty", [""], ""),
     ("station looks wrong (got 'WS-9')", ["WS-9"], ""),
+    ("query must be an email address, phone number or customer id", [],  # a list without articles
+     "An email address, phone number or customer id."),
 ])
 def test_a_validation_message_is_read_for_its_facts_only(message: str, sent: list[str], expected: str) -> None:
     text = read_message(message, sent).text(["Renew LC-20412 for bob by 2030-01-02."], sent)

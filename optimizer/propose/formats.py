@@ -99,7 +99,9 @@ def read_message(message: str, sent: Iterable[str]) -> Format:
         head = options.split("one of:", 1)[0].strip().rstrip(",")
         out.gloss = _noun(head) if head else ""
         return out
-    for part in re.split(r",?\s+\bor\b\s+|,\s+(?=an?\s)", what):
+    # "or", a comma before an article, or a comma before a middle item of a list ("an email address, phone number or
+    # customer id"), not one before a qualifier ("a date, in YYYY-MM-DD form")
+    for part in re.split(r",?\s+\bor\b\s+|,\s+(?=an?\s)|,\s+(?=[a-z][a-z ]{0,30}(?:,|\s+or\s))", what):
         if re.match(r"\s*not\b", part, re.IGNORECASE):
             continue
         alternative = _alternative(part)

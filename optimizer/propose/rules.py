@@ -155,7 +155,7 @@ class _Study:
         for tool in catalog.tools:  # a parameter known only by its description (`_borrow`): read what it asks for
             for param, hint in self.hints.get(tool.name, {}).items():
                 if param in self.formats[tool.name] and not self.formats[tool.name][param].known():
-                    asked = hint.removeprefix("Optional. ")
+                    asked = re.split(r",?\s+e\.g\.\s", hint.removeprefix("Optional. "))[0]  # not its example
                     self.formats[tool.name][param] = read_message(f"{param} must be {asked}", ())
         self.fields = {t.name: self._ranked_fields(t) for t in catalog.tools}
         self.prefix = shared_prefix([t.name for t in catalog.tools])
