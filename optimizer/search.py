@@ -20,6 +20,7 @@ Contracts:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -35,7 +36,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from optimizer.definitions import Candidate, Scheme
 from optimizer.patch import overlay_from_json
 from optimizer.pool import Pool, candidate_from, choice_of, pool_from_json, pool_to_json
-from optimizer.trial_owner import abandoned_on_error, claimed, orphaned, owner
+from optimizer.trial_owner import abandoned_on_error, orphaned, owner, unclaimed_wait
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # the core does not print; callers report progress
 
@@ -234,19 +235,20 @@ class _Run:
     def finished(self) -> int:
         return len(self.study.get_trials(deepcopy=False, states=_FINISHED))
 
-    def fail_orphans(self) -> int:
+    async def fail_orphans(self) -> int:
         """Fail the trials a process on this host left RUNNING when it died (`trial_owner`); return how many."""
         failed = 0
+        where = (self.config.storage, self.study.study_name)
         for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            where = (self.config.storage, self.study.study_name)
-            if orphaned(claimed(trial, self._trial, where), where):
+            wait = unclaimed_wait(trial, where)
+            if wait:
+                await asyncio.sleep(wait)
+                trial = next(t for t in self.study.get_trials(deepcopy=False) if t.number == trial.number)
+            if orphaned(trial, where):
                 with _quiet():
                     self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
                 failed += 1
         return failed
-
-    def _trial(self, number: int) -> FrozenTrial:
-        return next(t for t in self.study.get_trials(deepcopy=False) if t.number == number)
 
     def enqueue(self, proposals: Sequence[Candidate]) -> None:
         """Queue the proposals not yet evaluated, in their order, within the remaining budget. A queue left in
@@ -306,7 +308,7 @@ class _Run:
         with _quiet():
             self.study.sampler = _sampler(self.config, self.finished())
             trial = self.study.ask()
-            with abandoned_on_error(self.config.storage, trial.number, self.study.study_name):
+            with abandoned_on_error((self.config.storage, self.study.study_name), trial.number):
                 trial.set_user_attr("owner", owner())
             candidate = self._suggest(trial)
             trial.set_user_attr("candidate", candidate.to_json())
@@ -350,7 +352,7 @@ async def search(pool: Pool, proposals: Sequence[Candidate], objective: Objectiv
     try:
         study = _open_study(pool, config, storage)
         run = _Run(pool, objective, config, study)
-        run.fail_orphans()
+        await run.fail_orphans()
         run.enqueue(proposals)
         while run.finished() < config.trials:
             await run.trial()

@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -28,12 +27,12 @@ _ABANDONED: set[tuple[str, str, int]] = set()
 
 
 @contextlib.contextmanager
-def abandoned_on_error(storage: str, number: int, study: str) -> Iterator[None]:
-    """Remember the trial as abandoned by this process when writing its owner fails."""
+def abandoned_on_error(where: tuple[str, str], number: int) -> Iterator[None]:
+    """Remember the trial (`where` is (storage, study)) as abandoned by this process when writing its owner fails."""
     try:
         yield
     except BaseException:
-        _ABANDONED.add((storage, study, number))
+        _ABANDONED.add((*where, number))
         raise
 
 
@@ -42,15 +41,14 @@ def owner() -> dict[str, Any]:
     return {"host": socket.gethostname(), "pid": os.getpid()}
 
 
-def claimed(trial: FrozenTrial, reread: Callable[[int], FrozenTrial], where: tuple[str, str]) -> FrozenTrial:
-    """The trial as it stands once an ownerless one has had until UNCLAIMED_S after its start to get an owner
-    (`reread` fetches a trial by number; `where` is (storage, study)): a resume right after a kill must not take it
-    for a live one. No wait for one this process abandoned."""
-    abandoned = (*where, trial.number) in _ABANDONED
-    if trial.user_attrs.get("owner") is not None or trial.datetime_start is None or abandoned:
-        return trial
-    time.sleep(max(0.0, UNCLAIMED_S - (datetime.now() - trial.datetime_start).total_seconds()) + 0.05)
-    return reread(trial.number)
+def unclaimed_wait(trial: FrozenTrial, where: tuple[str, str]) -> float:
+    """Seconds left until an ownerless trial (`where` is (storage, study)) has had UNCLAIMED_S since its start to get
+    an owner: a resume right after a kill must not take it for a live one. 0 for an owned trial or one this process
+    abandoned."""
+    owned = trial.user_attrs.get("owner") is not None or (*where, trial.number) in _ABANDONED
+    if owned or trial.datetime_start is None:
+        return 0.0
+    return max(0.0, UNCLAIMED_S - (datetime.now() - trial.datetime_start).total_seconds()) + 0.05
 
 
 def orphaned(trial: FrozenTrial, where: tuple[str, str]) -> bool:

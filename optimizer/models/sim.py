@@ -238,9 +238,9 @@ class SimAgent:
     def _pick(scores: dict[str, float], order: dict[str, int], clause: str) -> str:
         """The best-scoring tool. A request for information ("What was the last commit?", "Give its message.", not
         "Can you …") goes to the best tool whose name does not say it changes something, when one shares a word with
-        it; between tools that
-        score the same (as when no tool shares a word with the request), any question goes to a tool that does not
-        write; then the tool listed first. A prefix every tool's name shares (`git_`) is not the verb."""
+        it; between tools that score the same (as when no tool shares a word with the request), any question goes to
+        a tool that does not write; then the tool listed first. A prefix every tool's name shares (`git_`) is not
+        the verb."""
         shared = shared_prefix(list(scores))
         writes = {name: _writes(name[len(shared):]) for name in scores}
         if _PLAIN_QUESTION.search(clause):

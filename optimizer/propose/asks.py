@@ -46,12 +46,13 @@ def asked_phrases(tool: str, prompts_by_tool: Mapping[str, Sequence[str]], lost:
         return []
     known = {stem(w.lower()) for w in _TOKEN.findall(said)}
     seen_in = {p: _stem_text(p) for p in (*mine, *others)}
+    ranks = word_ranks()
     scored: dict[tuple[str, ...], tuple[float, int, int, str]] = {}
     for order, prompt in enumerate(mine):
         for phrase in _phrases(prompt):
             if phrase.stems in scored or not {s for s in phrase.stems if s not in _STOP_STEMS} - known:
                 continue
-            if all(word_ranks().get(w.lower(), EVERYDAY) < EVERYDAY for w in phrase.text.split()):
+            if all(ranks.get(w.lower(), EVERYDAY) < EVERYDAY for w in phrase.text.split()):
                 continue
             pattern = f" {' '.join(phrase.stems)} "
             holders = [p for p in mine if pattern in seen_in[p]]

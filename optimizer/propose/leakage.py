@@ -136,7 +136,6 @@ def _holds(known: _Known, seq: list[str]) -> bool:
 
 
 @functools.cache
-@functools.cache
 def common_words() -> frozenset[str]:
     """The common English words the package ships (see bench/build_word_list.py for where they come from)."""
     return frozenset(word_ranks())
@@ -146,8 +145,11 @@ def common_words() -> frozenset[str]:
 def word_ranks() -> dict[str, int]:
     """Each common English word → its rank by frequency (0 = the most frequent)."""
     data = resources.files("optimizer").joinpath("data").joinpath("english_words.txt").read_text(encoding="utf-8")
-    listed = [line.strip() for line in data.splitlines() if line.strip() and not line.startswith("#")]
-    return {word: rank for rank, word in reversed(list(enumerate(listed)))}
+    ranks: dict[str, int] = {}
+    for line in (line.strip() for line in data.splitlines() if not line.startswith("#")):
+        if line:
+            ranks.setdefault(line, len(ranks))
+    return ranks
 
 
 @functools.lru_cache(maxsize=64)

@@ -160,6 +160,10 @@ class _Study:
         self.fields = {t.name: self._ranked_fields(t) for t in catalog.tools}
         self.prefix = shared_prefix([t.name for t in catalog.tools])
 
+    def bare(self, name: str) -> str:
+        """A name without the prefix every tool's name shares: `git_diff` does "diff", not "git"."""
+        return name.removeprefix(self.prefix) or name
+
     def _ranked_fields(self, tool: ToolDef) -> list[str]:
         """Result fields, those whose words the tool's train requests use first, then in result order; none
         that only repeats the tool's name."""
@@ -254,7 +258,7 @@ class _Study:
         result fields go first, then boundary lines, until it fits; no part `leaked_phrases` flags (the old
         first sentence included: then the proposer's own words say it)."""
         name, noun = names[tool.name], self.noun(tool)
-        bare = name.removeprefix(self.prefix) or name  # `git_diff` does "diff", not "git"
+        bare = self.bare(name)
         act = action(bare, noun, tool.description)
         inputs = self.inputs(tool) if variant.inputs else ([], [])
         count = counted_noun(self.results.get(tool.name, []))
@@ -342,8 +346,7 @@ class _Study:
             if other_name in (tool.name, NO_CALL) or other_name not in exposed:
                 continue
             other = self.catalog.get(other_name)
-            act = action(names[other_name].removeprefix(self.prefix) or names[other_name], self.noun(other),
-                         other.description)
+            act = action(self.bare(names[other_name]), self.noun(other), other.description)
             theirs = set(terms(act.object)) | own | KIND_WORDS
             lookup = act.kind in LOOKUPS or bool((other.annotations or {}).get("readOnlyHint"))
             fields = [f for f in self.fields[other_name] if not set(terms(f)) & theirs] if lookup else []
