@@ -21,27 +21,23 @@ Contracts:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import warnings
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 import optuna
-from optuna.storages import BaseStorage, InMemoryStorage, RDBStorage
+from optuna.storages import BaseStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, Trial, TrialState
-from sqlalchemy.exc import SQLAlchemyError
 
 from optimizer.definitions import Candidate, Scheme
 from optimizer.patch import overlay_from_json
 from optimizer.pool import Pool, candidate_from, choice_of, pool_from_json, pool_to_json
+from optimizer.study_storage import MEMORY_STORAGE, StorageOpenError, close_storage, open_storage, quiet
 from optimizer.trial_owner import abandoned_on_error, orphaned, owner, unclaimed_wait
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # the core does not print; callers report progress
 
-MEMORY_STORAGE = "sqlite:///:memory:"
-"""The default storage URL; it means a fresh in-process study (optuna's InMemoryStorage, same semantics, faster)."""
 TOKEN_TIE_BREAK = 1e-9
 """Per definition token, subtracted from accuracy in the single-objective value so the sampler prefers shorter
 definitions among equally accurate ones. `SearchResult.best` compares (accuracy, tokens) exactly instead."""
@@ -156,37 +152,17 @@ def _best_score(trials: Sequence[FrozenTrial]) -> tuple[float, int] | None:
     return max(scores, key=lambda s: (s[0], -s[1]), default=None)
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Silence optuna's experimental/future warnings around synchronous optuna calls (never across an await)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        yield
-
-
 def _storage(url: str) -> BaseStorage:
     """The storage behind a URL; raises SearchError saying why it cannot be opened."""
-    if url == MEMORY_STORAGE:
-        return InMemoryStorage()
-    kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
     try:
-        with _quiet():
-            return RDBStorage(url, engine_kwargs=kwargs)
-    except (SQLAlchemyError, ValueError, ImportError) as exc:
-        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise SearchError(f"cannot open the study storage {url!r}: {reason}") from exc  # store.no_room reads the cause
+        return open_storage(url)
+    except StorageOpenError as exc:
+        raise SearchError(str(exc)) from exc.__cause__  # store.no_room reads the cause
 
 
 def check_storage(url: str) -> None:
     """Open and close the storage (made if missing, as a search would); raises SearchError when it cannot be."""
-    _close(_storage(url))
-
-
-def _close(storage: BaseStorage) -> None:
-    if isinstance(storage, RDBStorage):
-        storage.remove_session()
-        storage.engine.dispose()
+    close_storage(_storage(url))
 
 
 def _sampler(config: SearchConfig, finished: int) -> optuna.samplers.BaseSampler:
@@ -201,7 +177,7 @@ def _sampler(config: SearchConfig, finished: int) -> optuna.samplers.BaseSampler
 
 def _open_study(pool: Pool, config: SearchConfig, storage: BaseStorage) -> Study:
     directions: list[Literal["maximize", "minimize"]] = ["maximize", "minimize"] if config.pareto else ["maximize"]
-    with _quiet():
+    with quiet():
         study = optuna.create_study(storage=storage, study_name=config.round_study_name, load_if_exists=True,
                                     directions=directions, sampler=_sampler(config, 0), pruner=BoundPruner())
         fingerprint = f"{pool.fingerprint}/{'pareto' if config.pareto else 'single'}/{config.chunks}"
@@ -245,7 +221,7 @@ class _Run:
                 await asyncio.sleep(wait)
                 trial = next(t for t in self.study.get_trials(deepcopy=False) if t.number == trial.number)
             if orphaned(trial, where):
-                with _quiet():
+                with quiet():
                     self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
                 failed += 1
         return failed
@@ -268,10 +244,10 @@ class _Run:
             wanted = wanted[len(queued):]
         else:
             for _ in queued:  # ask pops the queue in order; nothing is suggested, so nothing is sampled
-                with _quiet():
+                with quiet():
                     self.study.tell(self.study.ask(), state=TrialState.FAIL)
         for index, params in wanted:
-            with _quiet():
+            with quiet():
                 self.study.enqueue_trial(params, user_attrs={"proposal": index})
 
     def _params(self, candidate: Candidate) -> dict[str, Any]:
@@ -305,7 +281,7 @@ class _Run:
     async def trial(self) -> None:
         """Ask, evaluate chunk by chunk (only the last chunk with pareto), tell. A failing objective marks the
         trial FAIL and the exception propagates."""
-        with _quiet():
+        with quiet():
             self.study.sampler = _sampler(self.config, self.finished())
             trial = self.study.ask()
             with abandoned_on_error((self.config.storage, self.study.study_name), trial.number):
@@ -321,7 +297,7 @@ class _Run:
                 score = await self._score(candidate, chunk)
                 spent += score.episodes
                 by_chunk.append([chunk, score.accuracy, score.fraction or 1.0])
-                with _quiet():
+                with quiet():
                     trial.set_user_attr("score", {"accuracy": score.accuracy, "tokens": score.tokens,
                                                   "chunks_run": chunk + 1, "by_chunk": by_chunk})
                     trial.set_user_attr("episodes", spent)
@@ -333,10 +309,10 @@ class _Run:
                     if chunk < last and not replay and trial.should_prune():
                         self.study.tell(trial, state=TrialState.PRUNED)
                         return
-            with _quiet():
+            with quiet():
                 self.study.tell(trial, score.accuracy - score.tokens * TOKEN_TIE_BREAK)
         except BaseException:
-            with _quiet():
+            with quiet():
                 self.study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
             raise
 
@@ -358,7 +334,7 @@ async def search(pool: Pool, proposals: Sequence[Candidate], objective: Objectiv
             await run.trial()
         return _result(study, run.episodes)
     finally:
-        _close(storage)
+        close_storage(storage)
 
 
 def _result(study: Study, episodes: int) -> SearchResult:
@@ -394,13 +370,13 @@ def study_setup(storage: str, study_name: str) -> tuple[Pool, SearchConfig]:
     context the loop stored. Raises SearchError when there is no such study or it was not made by a search."""
     backend = _storage(storage)
     try:
-        with _quiet():
+        with quiet():
             study = optuna.load_study(study_name=study_name, storage=backend)
         attrs = dict(study.user_attrs)
     except KeyError:
         raise SearchError(f"no study {study_name!r} in {storage}") from None
     finally:
-        _close(backend)
+        close_storage(backend)
     if "pool_json" not in attrs or "settings" not in attrs:
         raise SearchError(f"study {study_name!r} was not made by `optimize` (it has no stored pool)")
     settings = attrs["settings"]
@@ -415,7 +391,7 @@ def load_trials(storage: str, study_name: str) -> list[dict[str, Any]]:
     user_attrs}. Raises SearchError when the storage holds no such study."""
     backend = _storage(storage)
     try:
-        with _quiet():
+        with quiet():
             study = optuna.load_study(study_name=study_name, storage=backend)
         return [{"number": t.number, "state": t.state.name, "values": None if t.values is None else list(t.values),
                  "params": dict(t.params), "user_attrs": dict(t.user_attrs)}
@@ -423,7 +399,7 @@ def load_trials(storage: str, study_name: str) -> list[dict[str, Any]]:
     except KeyError:
         raise SearchError(f"no study {study_name!r} in {storage}") from None
     finally:
-        _close(backend)
+        close_storage(backend)
 
 
 def trial_candidate(row: Mapping[str, Any]) -> Candidate:

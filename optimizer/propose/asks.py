@@ -102,7 +102,7 @@ def _plain(token: str, common: frozenset[str]) -> bool:
     """A common English word in lower case, or an abbreviation in capitals: no name (a capitalised word, even one
     opening a sentence, may be one), no value, no number, spelled out or not."""
     word = token.lower().strip("'’-")
-    if not word.isalpha() or word not in common | STOPWORDS or word in NUMBER_WORDS:
+    if not word.isalpha() or (word not in common and word not in STOPWORDS) or word in NUMBER_WORDS:
         return False
     if token.isupper() and len(token) > 1:
         return len(token) <= 5
