@@ -166,10 +166,11 @@ def optimized(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]
         with _locked(runs / f"{run_id}.lock"):
             if not (run_dir / "summary.json").exists():
                 shutil.rmtree(run_dir, ignore_errors=True)  # a run another worker left half done
-                # One server process for a bundled example: its write tools answer from their inputs alone (no
-                # state), so the run is the same as with four, in less CPU. The test bed keeps the default.
+                # One server process: a bundled example's write tools answer from their inputs alone (no state), so
+                # the run is the same as with four, in less CPU; a test-bed launcher serves each process a fresh
+                # fixture, which one process then keeps for the whole run (bench/testbed.py runs the default four).
                 result = _invoke(["--server", f"{sys.executable} {server}", "--tasks", folder / "tasks", "--offline",
-                                  *(["--allow-destructive"] if published else ["--server-instances", "1"]),
+                                  "--server-instances", "1", *(["--allow-destructive"] if published else []),
                                   *SHARED_RUN_FLAGS,
                                   "--runs-dir", runs,
                                   "--run-id", run_id, "--json"], cwd=shared, script="optimize")
