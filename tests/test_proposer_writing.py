@@ -4,11 +4,15 @@ invented examples, and the English of purpose, result and boundary phrases."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from optimizer.definitions import Catalog, ToolDef
+from optimizer.propose.base import CallSeen, EpisodeSeen
 from optimizer.propose.fields import counted_noun, labels_in, result_fields, subject, substantive
 from optimizer.propose.formats import Format, invent, read_gloss, read_message
+from optimizer.propose.parameters import parameter_hints
 from optimizer.propose.wording import action, gerund, imperative, job, purpose, returns
 
 BOOKS = [
@@ -125,3 +129,17 @@ def test_purpose_result_and_boundary_phrases() -> None:
     assert job(book, []) == "books"
     assert job(action("renew_loan"), []) == "renewing a loan"
     assert job(action("list_loans"), ["due date"]) == "listing loans with their due date"
+
+
+def test_a_folder_tool_lent_a_file_path_example_shows_a_folder() -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    catalog = Catalog(server_name="files", tools=(ToolDef("read_text_file", "Read a file.", schema),
+                                                  ToolDef("create_directory", "Create a directory.", schema)))
+    calls = tuple(CallSeen("read_text_file", "read_text_file", {"path": path}, False, "text")
+                  for path in ("notes/todo.md", "docs/faq.md"))
+    episode = EpisodeSeen("t1", "sim:lexical", "Read the notes.", True, ("read_text_file",), (),
+                          ("read_text_file",), calls, "", "")
+    hints = parameter_hints(catalog, [episode], ["Read the notes."])
+    file_example = hints["read_text_file"]["path"].split("e.g. ")[1]
+    assert re.fullmatch(r"\w+/\w+\.md\.", file_example)  # invented, not a value an agent sent
+    assert hints["create_directory"]["path"] == hints["read_text_file"]["path"].replace(".md.", ".")

@@ -49,7 +49,7 @@ def parameter_hints(
             last = (words(hint) or [""])[-1]
             if "one of" not in hint.lower() and last in lists and last != name:
                 hints[tool.name][name] = f"{hint.rstrip('.')}, {lists[last]}."
-    return {tool.name: {name: _final(tool, name, hint) for name, hint in sorted(hints[tool.name].items())
+    return {tool.name: {name: _final(tool, name, _fitted(tool, hint)) for name, hint in sorted(hints[tool.name].items())
                         if not leaked_phrases(hint, prompts) and not _holds(hint, sent)}
             for tool in catalog.tools if hints[tool.name]}
 
@@ -152,6 +152,29 @@ def _shape(kind: str, value: str) -> str:
 def _holds(text: str, sent: set[str]) -> bool:
     """Whether a text shows a value some call sent (an id, an email, a date …)."""
     return any(f.value in sent for f in find_values(text, 0) if f.kind not in ("quoted", "number"))
+
+
+_FOLDER_WORDS = frozenset(("directory", "directories", "folder", "folders", "dir", "dirs"))
+
+
+def _fitted(tool: ToolDef, hint: str) -> str:
+    """The hint with its example paths made folders' (no file extension) when the tool's name speaks of folders
+    and not of files: `create_directory` gets "e.g. folder/example", not the "example.md" that a same-named
+    parameter of a file tool lent it."""
+    named = set(words(tool.name))
+    head, sep, examples = hint.partition("e.g. ")
+    if not sep or not named & _FOLDER_WORDS or named & {"file", "files"}:
+        return hint
+    end = "." if examples.endswith(".") else ""
+    return head + sep + " or ".join(_folder(e) for e in examples.removesuffix(".").split(" or ")) + end
+
+
+def _folder(example: str) -> str:
+    """A file path example as a folder's: "notes/a.md" -> "notes/a", "a.md" -> "folder/a"; anything else as is."""
+    stripped = re.sub(r"(?<=[A-Za-z0-9_-])\.[A-Za-z][A-Za-z0-9]{0,4}$", "", example)
+    if stripped == example or re.search(r"[@:\s$]", example):
+        return example
+    return stripped if "/" in stripped else f"folder/{stripped}"
 
 
 def _final(tool: ToolDef, name: str, hint: str) -> str:

@@ -273,6 +273,8 @@ class _Study:
             f for f in self.fields[tool.name] if not leaked_phrases(returns(act, [f], count), self.prompts)]
         fields = fields[: variant.fields]
         bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
+        if trigger == old_trigger(old) and any(_USAGE.search(s) for s in sentences(old)[1:]):
+            bounds = bounds[:1]  # the author's "when to use it" sentence keeps its place among the three
         for asking in range(len(asked), -1, -1):
             quoted = ['"' + phrase + '"' for phrase in asked[:asking]]
             about = f", for requests that mention {or_(quoted)}" if asking else ""
