@@ -68,8 +68,8 @@ def test_optimize_with_claude_models_and_proposer(run: Cli, tmp_path: Path) -> N
     router = Router()
     with FakeAnthropicAPI(router) as api:
         result = run("--server", SUPPORT, "--tasks", str(small_tasks(tmp_path)), "--rounds", "1", "--trials", "2",
-                     "--max-connections", "16", "--heldout-candidates", "1", "--runs-dir", str(tmp_path), "--run-id",
-                     "claude", "--json", api=api, cwd=tmp_path)
+                     "--max-connections", "16", "--server-instances", "1", "--heldout-candidates", "1",
+                     "--runs-dir", str(tmp_path), "--run-id", "claude", "--json", api=api, cwd=tmp_path)
         assert result.returncode in (0, 1), result.stderr[-3000:]
         summary = json.loads(result.stdout)
         again = run("--resume", "claude", "--runs-dir", str(tmp_path), "--json", api=api, cwd=tmp_path)

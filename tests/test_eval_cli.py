@@ -31,8 +31,8 @@ Cli = Callable[..., Any]
 
 @pytest.mark.slow
 def test_json_report_has_the_documented_shape(run_cli: Cli, tmp_path: Path) -> None:
-    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--runs-dir", str(tmp_path),
-                     "--run-id", "shape", "--json")
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(small_tasks(tmp_path)), "--runs-dir", str(tmp_path),
+                     "--run-id", "shape", "--json", *ONE_SERVER)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert {"run_id", "models", "results", "confusion", "episodes"} <= set(report)
