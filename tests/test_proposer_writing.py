@@ -143,3 +143,9 @@ def test_a_folder_tool_lent_a_file_path_example_shows_a_folder() -> None:
     file_example = hints["read_text_file"]["path"].split("e.g. ")[1]
     assert re.fullmatch(r"\w+/\w+\.md\.", file_example)  # invented, not a value an agent sent
     assert hints["create_directory"]["path"] == hints["read_text_file"]["path"].replace(".md.", ".")
+
+
+def test_a_key_holding_an_object_shows_the_objects_fields_not_itself() -> None:
+    result = json.dumps({"source": {"timezone": "Asia/Tokyo", "datetime": "x"}, "time_difference": "+9.0h",
+                         "items": [{"sku": "A"}]})
+    assert labels_in(result) == ["timezone", "datetime", "time difference", "items", "sku"]

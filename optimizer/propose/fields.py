@@ -145,13 +145,14 @@ def parse_literal(text: str) -> Any:
 
 
 def _keys(data: Any, depth: int = 0) -> Iterable[str]:
-    """Keys of an object (and of the objects its values hold, one level down); of a list, its objects' keys."""
+    """Keys of an object (and of the objects its values hold, one level down, in place of the key that holds one:
+    `source: {timezone, datetime}` shows timezone and datetime, not "source"); of a list, its objects' keys."""
     if isinstance(data, list):
         for item in data[:20]:
             yield from _keys(item, depth)
     elif isinstance(data, dict):
         for key, value in data.items():
-            if isinstance(key, str):
+            if isinstance(key, str) and not (depth == 0 and isinstance(value, dict) and value):
                 yield key
             if depth == 0 and isinstance(value, dict | list):
                 yield from _keys(value, depth + 1)
