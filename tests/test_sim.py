@@ -104,6 +104,34 @@ def test_an_instruction_that_matches_no_tool_takes_the_tool_listed_first(habit: 
     assert calls and calls[0].name == "create_records"
 
 
+TICKETS = (
+    tool("get_customer", "Get customer info", EMAIL),
+    tool("create_ticket", "Create a ticket, for requests that mention a complaint.",
+         {"subject": {"type": "string"}}),
+)
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_question_never_goes_to_a_tool_that_writes_even_when_only_it_shares_a_word(habit: str) -> None:
+    assert first_tool(SimAgent(habit), TICKETS, "Is there already a complaint about a broken hinge?") == "get_customer"
+    assert first_tool(SimAgent(habit), TICKETS, "Open a complaint about a broken hinge.") == "create_ticket"
+
+
+ACCOUNTS = (
+    tool("update_customer", "Update a field of a customer record.",
+         {"customer_id": {"type": "string"}, "field": {"type": "string"}, "value": {"type": "string"}}),
+    tool("get_balance", "Get the amount outstanding on a customer's subscription.", {"id": {"type": "string"}}),
+)
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_statement_is_read_with_the_question_it_sets_up_not_acted_on(habit: str) -> None:
+    # alone, "C-1006 says her customer record is wrong" reads as a request to update the record
+    prompt = "C-1006 says her customer record is wrong. How much is outstanding on her subscription?"
+    calls = take_turn(SimAgent(habit), ACCOUNTS, prompt).tool_calls
+    assert [c.name for c in calls] == ["get_balance"] and calls[0].arguments == {"id": "C-1006"}
+
+
 # --- (a) thin versus good definitions ------------------------------------------------------------
 
 

@@ -28,10 +28,10 @@ from optimizer.definitions import ToolDef, canonical_json
 from optimizer.lint.vocabulary import WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
-from optimizer.models.sim_phrases import proper_names
+from optimizer.models.sim_phrases import only_states, proper_names
 from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
 from optimizer.tool_search import SEARCH_TOOL
-from optimizer.values import KIND_AS_WORD, describe_values, property_kinds, shapes_in
+from optimizer.values import KIND_AS_WORD, describe_values, find_values, property_kinds, shapes_in
 
 HABITS = ("lexical", "skim")
 _CLAUSE_BREAK = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+|,?\s+also\s+)\s*",
@@ -237,15 +237,14 @@ class SimAgent:
     @staticmethod
     def _pick(scores: dict[str, float], order: dict[str, int], clause: str) -> str:
         """The best-scoring tool. A request for information ("What was the last commit?", "Give its message.", not
-        "Can you …") goes to the best tool whose name does not say it changes something, when one shares a word with
-        it; between tools that score the same (as when no tool shares a word with the request), any question goes to
-        a tool that does not write; then the tool listed first. A prefix every tool's name shares (`git_`) is not
-        the verb."""
+        "Can you …") goes to the best tool whose name does not say it changes something, when there is one; between
+        tools that score the same (as when no tool shares a word with the request), any question goes to a tool that
+        does not write; then the tool listed first. A prefix every tool's name shares (`git_`) is not the verb."""
         shared = shared_prefix(list(scores))
         writes = {name: _writes(name[len(shared):]) for name in scores}
         if _PLAIN_QUESTION.search(clause):
             reading = {name: score for name, score in scores.items() if not writes[name]}
-            if reading and max(reading.values()) > 0:
+            if reading:
                 scores = reading
         top = max(scores.values())
         tied = [name for name in scores if scores[name] >= top - 1e-9]
@@ -316,7 +315,26 @@ def _clauses(prompt: str) -> list[str]:
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(piece)
-    return merged or [prompt]
+    return _with_their_statements(merged) or [prompt]
+
+
+def _with_their_statements(clauses: list[str]) -> list[str]:
+    """Clauses with each statement ("The courier says it was left outside.") joined after the request it sets the
+    scene for, the next one (the one before, when it comes last): one request, read whole, when any clause asks."""
+    states = [only_states(c, any(f.position == 0 for f in find_values(c.lstrip(), 0))) for c in clauses]
+    if all(states) or not any(states):
+        return clauses
+    out: list[str] = []
+    waiting = ""
+    for clause, stating in zip(clauses, states, strict=True):
+        if stating:
+            waiting = f"{waiting} {clause}".strip()
+            continue
+        out.append(f"{clause} {waiting}".strip())  # the request first: it says what kind of request this is
+        waiting = ""
+    if waiting:
+        out[-1] = f"{out[-1]} {waiting}"
+    return out
 
 
 _Index = dict[str, tuple[float, Counter[str], list[tuple[tuple[str, ...], Counter[str]]]]]

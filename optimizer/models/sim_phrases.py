@@ -154,3 +154,17 @@ def key_words(text: str, skip: frozenset[str], limit: int = 6) -> str | None:
             continue
         kept.append(word)
     return " ".join(kept[:limit]) or None
+
+
+_SUBJECT = re.compile(rf"^\s*(?:{_DETERMINERS}|i|i'm|i’m|we|we're|he|she|they|it|it's|there|someone|somebody|"
+                      r"everyone|nobody)\b", re.IGNORECASE)
+_WISH = re.compile(r"^\s*(?:i|we)\s*(?:'d|’d|would)?\s+(?:need|want|like|wish|have to|must)\b", re.IGNORECASE)
+
+
+def only_states(clause: str, opens_with_value: bool) -> bool:
+    """Whether a clause tells how things are rather than asks for something: a statement with its subject first
+    ("The courier says it was dropped off.", "My parcel hasn't come.", "C-1006 says checkout fails." when
+    `opens_with_value`), not a question, a command or a wish ("I need the invoice")."""
+    if clause.rstrip().endswith("?") or _WISH.match(clause):
+        return False
+    return opens_with_value or bool(_SUBJECT.match(clause))
