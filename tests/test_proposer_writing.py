@@ -125,6 +125,8 @@ def test_purpose_result_and_boundary_phrases() -> None:
     book = action("get_book")
     assert returns(book, ["author", "shelf", "status"]) == "returns its author, shelf and status"
     assert returns(action("list_loans"), ["due date"]) == "returns each loan's due date"
+    assert returns(action("get_current_time"), ["timezone", "is dst", "sku"]) == \
+        "returns its timezone and SKU, and whether it is DST"  # a short word English does not have is an abbreviation
     assert job(book, ["shelf"]) == "a book's shelf"
     assert job(book, []) == "books"
     assert job(action("renew_loan"), []) == "renewing a loan"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from optimizer.lint.rules_description import FILLER as LINT_FILLER
 from optimizer.lint.vocabulary import KNOWN_VERBS, VERB_CLASS, WRITE_VERBS
+from optimizer.propose.leakage import common_words
 from optimizer.text import STOPWORDS, first_sentence, stem, words
 from optimizer.values import KIND_AS_WORD
 
@@ -119,18 +120,26 @@ def old_trigger(old: str) -> str:
     return f"{bare[:1].upper()}{bare[1:]} {rest}".strip()
 
 
+def _spelled(label: str) -> str:
+    """A field label as it is written: a short word English does not have is an abbreviation ("is dst" ->
+    "is DST", "sku" -> "SKU")."""
+    common = common_words()
+    return " ".join(w.upper() if len(w) <= 4 and w.isalpha() and w not in common and w not in STOPWORDS else w
+                    for w in label.split())
+
+
 def returns(act: Action, fields: Sequence[str], count_noun: str | None = None) -> str:
     """ "returns its tier and status" / "returns each document's owner and excerpt" / "returns matching
     documents"; "" when nothing is known."""
     if not fields:
         return f"returns matching {count_noun}" if count_noun and act.kind == "search" else ""
     own = set(words(act.object))
-    shown = [f for f in fields if not set(words(f)) <= own]
+    shown = [_spelled(f) for f in fields if not set(words(f)) <= own]
     if not shown:
         return ""
     flags = [f for f in shown if f.split()[0] in ("is", "has", "can") and len(f.split()) > 1]
     plain = [f for f in shown if f not in flags]
-    whether = [f"whether it {f}" for f in flags]  # a yes/no field, `is_dst`: "whether it is dst"
+    whether = [f"whether it {f}" for f in flags]  # a yes/no field, `is_dst`: "whether it is DST"
     if not plain:
         return f"returns {and_(whether)}"
     if act.plural or count_noun:
