@@ -34,7 +34,9 @@ def test_argument_errors_on_one_parameter_dominate_and_say_so() -> None:
     assert (modes.episodes, modes.failed, modes.all_errors, modes.missed_tool) == (5, 4, 3, 1)
     assert modes.argument_errors == {"read_file.path": 3} and modes.never_called == ("list_dir",)
     assert modes.sentences() == ["every tool call returned an error in 3 of 4 failed episodes",
-                                 "3 of 4 failed episodes got an error about the `path` argument of read_file"]
+                                 "3 of 4 failed episodes got an error about the `path` argument of read_file",
+                                 "every expected tool was called in 3 of 4 failed episodes: they failed on the "
+                                 "arguments or the answer, not on the choice of tool"]
 
 
 def test_an_error_naming_several_arguments_is_not_pinned_on_one() -> None:
@@ -45,11 +47,22 @@ def test_an_error_naming_several_arguments_is_not_pinned_on_one() -> None:
 def test_no_tool_called_and_nothing_dominant() -> None:
     silent = [episode(i, False, ["get_time"]) for i in range(2)]
     assert failure_modes(silent).sentences()[0] == "no tool was called in 2 of 2 failed episodes"
-    right_tool_wrong_answer = [episode(i, False, ["c"], call("c", {}, "fine", False)) for i in range(2)]
-    spread = [*right_tool_wrong_answer, episode(2, False, ["a"]), episode(3, False, ["read_file"], BAD_PATH)]
+    spread = [episode(0, False, ["c"], call("c", {}, "fine", False)),
+              episode(1, False, ["b"], call("c", {}, "ok", False)), episode(2, False, ["a"]),
+              episode(3, False, ["read_file"], BAD_PATH),
+              episode(4, False, [], call("c", {}, "fine", False))]  # expects no tool: neither missed nor right
     modes = failure_modes(spread)
-    assert (modes.failed, modes.no_call, modes.missed_tool, modes.all_errors) == (4, 1, 1, 1)
+    assert (modes.failed, modes.no_call, modes.missed_tool, modes.right_tools, modes.all_errors) == (5, 1, 2, 2, 1)
     assert modes.sentences() == []
+
+
+def test_failures_with_every_expected_tool_called_say_the_choice_was_right() -> None:
+    wrong_answers = [episode(i, False, ["lookup", "refund"], call("lookup", {"id": "1"}, "found", False),
+                             call("refund", {"amount": 5}, "refunded", False)) for i in range(3)]
+    modes = failure_modes([*wrong_answers, episode(3, False, ["lookup"], call("refund", {}, "ok", False))])
+    assert (modes.failed, modes.right_tools, modes.missed_tool) == (4, 3, 1)
+    assert modes.sentences() == ["every expected tool was called in 3 of 4 failed episodes: they failed on the "
+                                 "arguments or the answer, not on the choice of tool"]
     assert failure_modes([episode(0, True, ["a"], call("a", {}, "ok", False))]).sentences() == []
 
 

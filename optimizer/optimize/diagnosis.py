@@ -1,8 +1,9 @@
 """Why episodes failed, in counts: the failure modes of a set of scored episodes, and a sentence for each mode
 behind at least half of the failures — so a run that improved nothing says why instead of a bare +0%.
 
-Modes (an episode may show several): it called no tool; it did not call a tool the task expects; every call it
-made returned an error; an error result named one of the arguments it sent (counted per tool and parameter).
+Modes (an episode may show several): it called no tool; it did not call a tool the task expects; it called every
+tool the task expects and still failed (the arguments or the answer, not the choice of tool); every call it made
+returned an error; an error result named one of the arguments it sent (counted per tool and parameter).
 Tools the tasks expect that no episode called at all are listed apart. Nothing here knows a server or a tool.
 """
 
@@ -26,6 +27,8 @@ class FailureModes:
     failed: int
     no_call: int = 0
     missed_tool: int = 0
+    right_tools: int = 0
+    """failed episodes that called every tool their task expects (tasks that expect none not counted)"""
     all_errors: int = 0
     argument_errors: dict[str, int] = field(default_factory=dict)
     """`tool.parameter` -> failed episodes with an error result that names that argument"""
@@ -49,11 +52,14 @@ class FailureModes:
         if self.missed_tool >= floor:
             never = f"; never called in any episode: {', '.join(self.never_called)}" if self.never_called else ""
             found.append((self.missed_tool, f"an expected tool was not called in {self.missed_tool} {of}{never}"))
+        if self.right_tools >= floor:
+            found.append((self.right_tools, f"every expected tool was called in {self.right_tools} {of}: they "
+                                            "failed on the arguments or the answer, not on the choice of tool"))
         return [text for _, text in sorted(found, key=lambda item: -item[0])]
 
     def to_json(self) -> dict[str, Any]:
         return {"episodes": self.episodes, "failed": self.failed, "no_call": self.no_call,
-                "missed_tool": self.missed_tool, "all_errors": self.all_errors,
+                "missed_tool": self.missed_tool, "right_tools": self.right_tools, "all_errors": self.all_errors,
                 "argument_errors": dict(sorted(self.argument_errors.items())),
                 "never_called": list(self.never_called), "sentences": self.sentences()}
 
@@ -64,17 +70,19 @@ def failure_modes(episodes: Iterable[StoredEpisode]) -> FailureModes:
     failed = [e for e in episodes if not e.passed]
     called = {str(c.get("original") or c.get("name")) for e in episodes for c in _calls(e)}
     expected = {t for e in episodes for t in e.data.get("expected_tools") or ()}
-    no_call = missed = all_errors = 0
+    no_call = missed = right = all_errors = 0
     arguments: Counter[str] = Counter()
     for episode in failed:
         calls = _calls(episode)
         tools = {str(c.get("original") or c.get("name")) for c in calls}
         no_call += not calls
-        missed += bool(set(episode.data.get("expected_tools") or ()) - tools)
+        wanted = set(episode.data.get("expected_tools") or ())
+        missed += bool(wanted - tools)
+        right += bool(wanted) and wanted <= tools
         all_errors += bool(calls) and all(c.get("is_error") for c in calls)
         arguments.update({f"{c.get('original') or c.get('name')}.{name}" for c in calls if c.get("is_error")
                           for name in _named(c)})
-    return FailureModes(len(episodes), len(failed), no_call, missed, all_errors, dict(arguments),
+    return FailureModes(len(episodes), len(failed), no_call, missed, right, all_errors, dict(arguments),
                         tuple(sorted(expected - called)))
 
 
