@@ -109,6 +109,7 @@ def test_claude_code_names_every_tool_after_its_server() -> None:
 
 # --- eval in context ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_eval_beside_another_server_reports_accuracy_alone_and_the_cross_server_confusions(
     run_cli: Cli, tmp_path: Path
 ) -> None:
@@ -138,6 +139,7 @@ def test_a_context_server_that_does_not_start_is_a_clear_error(run_cli: Cli, tmp
     assert "context server 'no-such-program-xyz'" in result.stderr
 
 
+@pytest.mark.slow
 def test_optimize_in_context_chooses_there_and_reports_the_schemes_and_the_winner_alone(
     run_cli: Cli, tmp_path: Path
 ) -> None:
@@ -158,6 +160,7 @@ def test_optimize_in_context_chooses_there_and_reports_the_schemes_and_the_winne
     assert "## In context" in report and "beside workspace" in report and "winner alone" in report
 
 
+@pytest.mark.slow
 def test_regress_in_context_says_so(run_cli: Cli, tmp_path: Path) -> None:
     entry = {"command": sys.executable, "args": [str(ROOT / "examples/workspace/server.py")]}
     result = run_cli("regress", "--server", SUPPORT, "--tasks", TASKS, "--models", "sim:lexical", "--candidate",
@@ -179,6 +182,7 @@ def test_credentials_in_an_entrys_env_are_secrets_to_scrub_and_other_values_are_
     assert "ghx-not-a-real-token-123" in spec.secrets and "debug" not in spec.secrets
 
 
+@pytest.mark.slow
 def test_an_http_entry_with_headers_stands_beside_over_streamable_http(
     run_cli: Cli, tmp_path: Path, background: Callable[..., Any], free_port: Callable[[], int]
 ) -> None:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from optimizer.optimize.diagnosis import failure_modes
@@ -93,6 +94,7 @@ server.run()
 '''
 
 
+@pytest.mark.slow
 def test_a_run_that_improves_nothing_says_why(tmp_path: Path, run_cli: Any) -> None:
     (tmp_path / "server.py").write_text(SERVER, encoding="utf-8")
     tasks = [{"id": f"t{i}", "prompt": f"What does the file notes{i}.txt say?", "expect": {"answer": "hello",

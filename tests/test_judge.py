@@ -437,6 +437,7 @@ def judge_policy(request: dict[str, Any]) -> dict[str, Any]:
     return verdict_reply(passed, "The answer gives the expected value." if passed else "The value is missing.")
 
 
+@pytest.mark.slow
 def test_eval_with_a_claude_judge_asks_once_per_answer_even_when_episodes_rerun(run_cli: Cli, tmp_path: Path) -> None:
     """`match: judge` tasks graded by Claude (the fake) for offline agents; the judge setting comes from the
     stored run settings, which `--resume` uses as they are."""

@@ -68,6 +68,7 @@ def test_added_and_removed_tools_and_an_unchanged_catalog() -> None:
     assert set(KINDS) >= {d.kind for d in found}
 
 
+@pytest.mark.slow
 def test_pin_then_lint_against_and_serve_pin_catch_a_weakened_overlay(run_cli: Cli, tmp_path: Path) -> None:
     lock, dumped = tmp_path / "tools.lock.json", tmp_path / "defs"
     made = run_cli("pin", "--server", SUPPORT, "-o", str(lock))

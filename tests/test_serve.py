@@ -175,6 +175,7 @@ def support_proxy(request: pytest.FixtureRequest, tmp_path: Path, background: Ca
         yield ServerSpec.parse(f"http://127.0.0.1:{port}/mcp"), overlay
 
 
+@pytest.mark.slow
 def test_support_lists_the_overlay_and_calls_reach_the_originals(
     support_proxy: tuple[ServerSpec, Path], support_direct: tuple[Catalog, list[CallOutcome]]
 ) -> None:
@@ -266,6 +267,7 @@ def test_over_http_results_are_unchanged_identity_is_its_own_and_sigterm_closes_
 
 
 @pytest.mark.parametrize("ending", ["eof", "sigterm"])
+@pytest.mark.slow
 def test_over_stdio_the_proxy_stops_on_eof_or_sigterm_and_closes_its_upstream(
     ending: str, vault: tuple[Path, Path, Catalog, list[Any]]
 ) -> None:
@@ -308,6 +310,7 @@ def test_over_stdio_the_proxy_stops_on_eof_or_sigterm_and_closes_its_upstream(
 
 
 @pytest.mark.published
+@pytest.mark.slow
 def test_in_front_of_the_published_time_server(tmp_path: Path) -> None:
     if not TIME_SERVER.exists():
         pytest.skip(f"mcp-server-time is not installed next to {sys.executable} (pip install mcp-server-time)")

@@ -86,6 +86,7 @@ WORKSPACE = Candidate(edits={
 
 
 @pytest.mark.parametrize(("example", "candidate"), [("support", SUPPORT), ("workspace", WORKSPACE)])
+@pytest.mark.slow
 def test_example_server_patched_lists_what_apply_promises(
     tmp_path: Path, run_cli: Callable[..., subprocess.CompletedProcess[str]], example: str, candidate: Candidate,
 ) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, text_reply, tool_use_reply
 
 from optimizer.tasks import load_tasks
@@ -33,6 +34,7 @@ SUBMITTED = [
 ]
 
 
+@pytest.mark.slow
 def test_claude_explores_submits_and_only_tasks_that_hold_are_written(run_cli: Cli, tmp_path: Path) -> None:
     policy = ScriptedPolicy([
         tool_use_reply("lookup_order", {"order_id": "#10007"}),
@@ -76,6 +78,7 @@ def test_without_a_key_it_says_what_to_set(run_cli: Cli, tmp_path: Path) -> None
     assert result.returncode == 2 and "ANTHROPIC_API_KEY" in result.stderr
 
 
+@pytest.mark.slow
 def test_max_usd_forces_the_submission_once_most_of_it_is_spent(run_cli: Cli, tmp_path: Path) -> None:
     policy = ScriptedPolicy([tool_use_reply("lookup_order", {"order_id": "#10007"}),
                              tool_use_reply("submit_tasks", {"tasks": SUBMITTED[:1]})])
@@ -90,6 +93,7 @@ def test_max_usd_forces_the_submission_once_most_of_it_is_spent(run_cli: Cli, tm
     assert json.loads(result.stdout)["written"] == 1
 
 
+@pytest.mark.slow
 def test_a_stopped_generation_resumes_without_asking_again_for_its_turns(run_cli: Cli, tmp_path: Path) -> None:
     runs, env = tmp_path / "runs", {"ANTHROPIC_API_KEY": "sk-test-generate"}
     args = ["tasks", "generate", "--server", SUPPORT, "--out", str(tmp_path / "tasks"), "--runs-dir", str(runs)]

@@ -80,6 +80,7 @@ def test_an_answer_that_changes_with_each_start_of_the_server_is_dropped() -> No
     assert dropped[0]["task"] == "token" and "replay-failed" in dropped[0]["reason"]
 
 
+@pytest.mark.slow
 def test_generate_offline_covers_every_tool_safely_and_the_set_optimizes(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("tasks", "generate", "--offline", "--server", PROJECTS, "--out", str(tmp_path / "tasks"),
                      "--runs-dir", str(tmp_path / "runs"), "--json")

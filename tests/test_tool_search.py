@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import small_tasks
 from test_episode import FakeServer, ScriptedModel, answer, call, calls_turn
 
@@ -79,6 +80,7 @@ def test_offline_agents_search_each_clause_then_call_what_they_found() -> None:
     assert "track_shipment" in episode.loaded and episode.called_tools[:1] == ["track_shipment"]
 
 
+@pytest.mark.slow
 def test_eval_with_tool_search_reports_recall_and_does_not_reuse_episodes_run_without_it(
     run_cli: Cli, tmp_path: Path
 ) -> None:
@@ -100,6 +102,7 @@ def test_eval_with_tool_search_reports_recall_and_does_not_reuse_episodes_run_wi
     assert '"searches"' in line and '"search_found"' in line
 
 
+@pytest.mark.slow
 def test_optimize_with_tool_search_reports_recall_before_and_after(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("--server", SUPPORT, "--tasks", small_tasks(tmp_path), "--offline", "--tool-search", "bm25",
                      "--rounds", "1",

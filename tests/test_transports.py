@@ -143,6 +143,7 @@ def test_slow_tool_times_out_as_an_error_result_and_the_connection_survives(toy:
     assert restarts == 0
 
 
+@pytest.mark.slow
 def test_pool_spreads_concurrent_calls_over_its_instances(toy: ServerSpec) -> None:
     async def go() -> tuple[list[int], list[CallOutcome], float]:
         async with ServerPool(toy, instances=3) as pool:
@@ -160,6 +161,7 @@ def test_pool_spreads_concurrent_calls_over_its_instances(toy: ServerSpec) -> No
     assert elapsed < 2.5  # concurrent: one after another takes 3 s
 
 
+@pytest.mark.slow
 def test_stdio_instances_are_separate_processes() -> None:
     async def go() -> list[CallOutcome]:
         async with ServerPool(ServerSpec.parse(python_command(str(TOY))), instances=3) as pool:

@@ -90,6 +90,7 @@ def test_an_http_server_that_refuses_says_so_and_points_at_header(
     assert result.returncode == 2 and said in result.stderr and "--header" in result.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_how_to_resume(tmp_path: Path) -> None:
     proc = subprocess.Popen([*cli_command(), "eval", "--server", SUPPORT, "--tasks", TASKS, "--models",
                              "sim:lexical?latency_ms=150", "--runs-dir", str(tmp_path), "--run-id", "stopped",
@@ -141,6 +142,7 @@ def assert_stopped_for_a_full_disk(result: subprocess.CompletedProcess[str], run
     return stored
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_eval_with_exit_2_and_resume_finishes_it_the_same(run_cli: Cli, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     args = ["eval", "--server", SUPPORT, "--tasks", TASKS, "--models", "sim:lexical", "--server-instances", "1",
