@@ -31,6 +31,7 @@ from optimizer.config import RunError
 from optimizer.lint.rules_text import added_text_problems
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
 from optimizer.optimize import OptimizeConfig, run_optimize
+from optimizer.optimize.diagnosis import failure_modes
 from optimizer.review import load_review
 from optimizer.store import RunStore
 
@@ -100,14 +101,10 @@ def failure_kinds(run_dir: Path, winner: str) -> dict[str, int]:
     the agent would have to know: no description changes that)."""
     store = RunStore.open_existing(run_dir.parent, run_dir.name)
     try:
-        failed = [e for e in store.episodes(candidate=winner) if e.split == "heldout" and not e.passed]
+        modes = failure_modes(e for e in store.episodes(candidate=winner) if e.split == "heldout")
     finally:
         store.close()
-    right = 0
-    for episode in failed:
-        called = {c.get("original") or c.get("name") for c in episode.data.get("calls") or []}
-        right += set(episode.data.get("expected_tools") or []) <= called
-    return {"failed": len(failed), "wrong_tool": len(failed) - right, "right_tools": right}
+    return {"failed": modes.failed, "wrong_tool": modes.missed_tool, "right_tools": modes.failed - modes.missed_tool}
 
 
 def _cell(side: dict[str, Any]) -> str:

@@ -35,17 +35,17 @@ def open_storage(url: str) -> BaseStorage:
     if url == MEMORY_STORAGE:
         return InMemoryStorage()
     kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
-    for attempt in range(1, _OPEN_ATTEMPTS + 1):
+    attempt = 1
+    while True:
         try:
             with quiet():
                 return RDBStorage(url, engine_kwargs=kwargs)
         except (SQLAlchemyError, ValueError, ImportError) as exc:
-            if attempt < _OPEN_ATTEMPTS and _lost_creation_race(exc):
-                time.sleep(0.05 * attempt)
-                continue
-            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-            raise StorageOpenError(f"cannot open the study storage {url!r}: {reason}") from exc
-    raise AssertionError("unreachable")
+            if attempt == _OPEN_ATTEMPTS or not _lost_creation_race(exc):
+                reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+                raise StorageOpenError(f"cannot open the study storage {url!r}: {reason}") from exc
+        time.sleep(0.05 * attempt)
+        attempt += 1
 
 
 def close_storage(storage: BaseStorage) -> None:

@@ -15,7 +15,7 @@ from optimizer.propose.base import EpisodeSeen
 from optimizer.propose.evidence import ArgumentNote, argument_notes
 from optimizer.propose.formats import NOUNS, Alternative, Format, read_gloss, read_message
 from optimizer.propose.leakage import leaked_phrases
-from optimizer.text import terms, words
+from optimizer.text import stem, terms, words
 from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, find_values, property_kinds
 
 GENERIC_PARAMETERS = frozenset(("id", "value", "data", "q", "query", "input", "text", "key", "name", "type", "item",
@@ -154,16 +154,16 @@ def _holds(text: str, sent: set[str]) -> bool:
     return any(f.value in sent for f in find_values(text, 0) if f.kind not in ("quoted", "number"))
 
 
-_FOLDER_WORDS = frozenset(("directory", "directories", "folder", "folders", "dir", "dirs"))
+_FOLDER_STEMS = frozenset(("directory", "folder", "dir"))
 
 
 def _fitted(tool: ToolDef, hint: str) -> str:
     """The hint with its example paths made folders' (no file extension) when the tool's name speaks of folders
     and not of files: `create_directory` gets "e.g. folder/example", not the "example.md" that a same-named
     parameter of a file tool lent it."""
-    named = set(words(tool.name))
+    named = {stem(w) for w in words(tool.name)}
     head, sep, examples = hint.partition("e.g. ")
-    if not sep or not named & _FOLDER_WORDS or named & {"file", "files"}:
+    if not sep or not named & _FOLDER_STEMS or "file" in named:
         return hint
     end = "." if examples.endswith(".") else ""
     return head + sep + " or ".join(_folder(e) for e in examples.removesuffix(".").split(" or ")) + end
