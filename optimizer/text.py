@@ -30,8 +30,9 @@ def words(text: str) -> list[str]:
     return out
 
 
-def stem(word: str) -> str:
-    """A light, deterministic suffix stripper (enough to match order/orders, shipped/shipping)."""
+def inflection_base(word: str) -> str:
+    """The word without its inflection: orders → order, shipped → ship, created → creat, replies → reply. The
+    base of a plain word is the word itself, so it can be looked up in a list of English words."""
     for suffix, keep in (("ies", "y"), ("ing", ""), ("ied", "y"), ("ed", ""), ("es", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)] + keep
@@ -43,6 +44,13 @@ def stem(word: str) -> str:
     return word
 
 
+def stem(word: str) -> str:
+    """A light, deterministic stem (order/orders, shipped/shipping, create/creating/created meet): the inflection
+    base without a final silent "e". A stem need not be a word ("creat"): compare stems only with stems."""
+    base = inflection_base(word)
+    return base[:-1] if base.endswith("e") and len(base) > 3 else base
+
+
 @lru_cache(maxsize=65_536)
 def terms(text: str) -> tuple[str, ...]:
     """Content words, stemmed, stopwords removed: what lexical matching compares."""
@@ -50,10 +58,17 @@ def terms(text: str) -> tuple[str, ...]:
 
 
 def shared_prefix(names: Sequence[str]) -> str:
-    """The first word and separator every one of two or more names starts with: a namespace (`git_` of `git_log`,
-    `git_commit`), not a verb or an object."""
-    heads = {m.group(0) if (m := re.match(r"[A-Za-z0-9]+[_.-]", n)) else "" for n in names}
-    return heads.pop() if len(names) > 1 and len(heads) == 1 else ""
+    """The leading words and separators every one of two or more names starts with: a namespace (`git_` of
+    `git_log`, `git_commit`; `files_server_` of `files_server_read_file`), not a verb or an object."""
+    if len(names) < 2:
+        return ""
+    prefix = ""
+    while True:
+        heads = {m.group(0) if (m := re.match(r"[A-Za-z0-9]+[_.-]", n[len(prefix):])) else "" for n in names}
+        head = heads.pop()
+        if heads or not head or any(len(n) == len(prefix) + len(head) for n in names):
+            return prefix
+        prefix += head
 
 
 def sentences(text: str) -> list[str]:

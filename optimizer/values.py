@@ -62,6 +62,7 @@ _ORDER = ("email", "url", "timezone", "path", "datetime", "date", "date_text", "
           "prefixed_id", "code", "phone", "quoted", "number")
 # web domains are not file names (example.com); two one-letter parts are an abbreviation (e.g, i.e)
 _NOT_FILES = re.compile(r"(?:[^/]*\.(?:com|org|net|edu|gov|io|co|uk|de|fr|jp))$|^\w\.\w$", re.IGNORECASE)
+_FILE_NAME = re.compile(r"[^/.~]\.[A-Za-z][A-Za-z0-9]{0,5}$")
 KIND_WORDS: dict[str, frozenset[str]] = {
     "email": frozenset({"email", "mail", "e-mail"}),
     "url": frozenset({"url", "link", "uri", "website"}),
@@ -107,7 +108,7 @@ def describe_values(text: str) -> str:
     `jane@x.com` reads as "email", `#10007` as "number"."""
     pieces, last = [], 0
     for f in sorted(find_values(text, 0), key=lambda f: f.position):
-        word = KIND_AS_WORD.get(f.kind)
+        word = _path_word(f.value) if f.kind == "path" else KIND_AS_WORD.get(f.kind)
         if word is None:
             continue
         start = text.find(f.value, f.position)
@@ -116,6 +117,14 @@ def describe_values(text: str) -> str:
         pieces += [text[last:start], f" {word} "]
         last = start + len(f.value)
     return "".join(pieces) + text[last:]
+
+
+def _path_word(path: str) -> str:
+    """How a reader names a path by its shape: one whose last part has an extension names a file
+    (`docs/setup.md`), one with a trailing slash a folder (`web/`); any other is just a path."""
+    if path.endswith("/"):
+        return "folder path"
+    return "file path" if _FILE_NAME.search(path) else "path"
 
 
 def find_values(text: str, origin: int) -> list[Found]:

@@ -528,3 +528,27 @@ def test_latency_really_delays_each_turn() -> None:
     started = time.perf_counter()
     take_turn(agent, GOOD, "Where is my package #10007?")
     assert time.perf_counter() - started >= 0.06
+
+
+FILES = (
+    tool("read_file", "Read the contents of a file.", {"path": {"type": "string"}}),
+    tool("write_file", "Write new content to a file at a path.",
+         {"path": {"type": "string"}, "content": {"type": "string"}}),
+)
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_question_never_writes_under_a_namespace_of_several_words(habit: str) -> None:
+    # the verb follows the namespace "secure_files_server_", not its first word; the writing tool shares more
+    # words with the question
+    exposed = apply(Catalog("secure-files-server", FILES), Candidate(scheme="prefix"))
+    assert first_tool(SimAgent(habit), exposed.tools, "What new content is in notes/todo.md?") == (
+        "secure_files_server_read_file")
+
+
+def test_a_file_path_reads_as_a_file_and_a_trailing_slash_as_a_folder() -> None:
+    from optimizer.values import describe_values
+
+    assert describe_values("what docs/setup.md says").split() == ["what", "file", "path", "says"]
+    assert describe_values("everything in web/").split() == ["everything", "in", "folder", "path"]
+    assert describe_values("the repo at /srv/repo").split() == ["the", "repo", "at", "path"]

@@ -215,7 +215,7 @@ class SimAgent:
         for clause in _clauses(prompt):
             query = context | {t: 1.0 for t in terms(describe_values(clause))}
             if proper_names(clause):  # "Who does Yuki Tanaka work for?" reads as a question about a name
-                query.setdefault("name", 0.5)
+                query.setdefault(stem("name"), 0.5)
             scores = self._scores(query, profiles, index)
             if self.noise:
                 spread = max(scores.values()) - min(scores.values()) or 1.0

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 
-from optimizer.text import STOPWORDS, stem, words
+from optimizer.text import STOPWORDS, inflection_base, stem, words
 from optimizer.values import PATTERNS, find_values
 
 LONG_RUN = 6
@@ -126,7 +126,7 @@ def _distinctive(word: str, index: _Index | None, known: _Known) -> bool:
     """Rare in English, not the server's own word, and (with an index) in fewer than SHARED prompts or answers."""
     base = stem(word)
     common = common_words()
-    return (_content(word) and word.isalpha() and word not in common and base not in common
+    return (_content(word) and word.isalpha() and word not in common and inflection_base(word) not in common
             and word not in known.words and base not in known.words and (index is None or index.counts[base] < SHARED))
 
 

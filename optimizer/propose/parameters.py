@@ -163,7 +163,7 @@ def _fitted(tool: ToolDef, hint: str) -> str:
     parameter of a file tool lent it."""
     named = {stem(w) for w in words(tool.name)}
     head, sep, examples = hint.partition("e.g. ")
-    if not sep or not named & _FOLDER_STEMS or "file" in named:
+    if not sep or not named & _FOLDER_STEMS or stem("file") in named:
         return hint
     end = "." if examples.endswith(".") else ""
     return head + sep + " or ".join(_folder(e) for e in examples.removesuffix(".").split(" or ")) + end
