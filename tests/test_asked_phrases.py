@@ -40,6 +40,13 @@ def test_words_the_tool_already_says_or_other_tools_requests_use_are_not_its_phr
     assert "offset from UTC" not in asked_phrases("current_time", shared, CLOCK, "current_time")
 
 
+def test_one_request_for_another_tool_that_uses_the_phrase_is_enough_to_leave_it_out() -> None:
+    # three clock requests say "offset from UTC", one conversion does too: written into the clock tool, the phrase
+    # would pull that conversion over
+    once = {"current_time": CLOCK, "convert_time": (*CONVERT, "Convert 10:00 by the offset from UTC.")}
+    assert not any("offset" in p or "UTC" in p for p in asked_phrases("current_time", once, CLOCK, "current_time"))
+
+
 def test_no_name_no_number_no_everyday_word_alone() -> None:
     prompts = ("Has Priya Raman got two top seats?", "Did Priya Raman book two top seats?",
                "Are two top seats left for Priya Raman?")

@@ -552,3 +552,39 @@ def test_a_file_path_reads_as_a_file_and_a_trailing_slash_as_a_folder() -> None:
     assert describe_values("what docs/setup.md says").split() == ["what", "file", "path", "says"]
     assert describe_values("everything in web/").split() == ["everything", "in", "folder", "path"]
     assert describe_values("the repo at /srv/repo").split() == ["the", "repo", "at", "path"]
+
+
+CLOCKS = (  # the same words: only the parameters tell them apart
+    tool("current_time", "Tell the time in a zone.", {"timezone": {"type": "string"}}),
+    tool("convert_time", "Tell the time in a zone.",
+         {"source_timezone": {"type": "string"}, "time": {"type": "string"}, "target_timezone": {"type": "string"}}),
+)
+READERS = (
+    tool("read_text_file", "Read a file's contents.", {"path": {"type": "string"}}),
+    tool("read_multiple_files", "Read files' contents at once.",
+         {"paths": {"type": "array", "items": {"type": "string"}}}),
+)
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_clock_time_in_the_request_goes_to_the_tool_that_takes_a_time(habit: str) -> None:
+    assert first_tool(SimAgent(habit), CLOCKS, "Quarter to nine in Darwin: what is the time in UTC?") == (
+        "convert_time")
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_two_paths_go_to_the_tool_that_takes_a_list_of_paths(habit: str) -> None:
+    assert first_tool(SimAgent(habit), READERS, "Read docs/setup.md and docs/archive/setup.md.") == (
+        "read_multiple_files")
+    assert first_tool(SimAgent(habit), READERS, "Read docs/setup.md.") == "read_text_file"
+
+
+def test_fit_factors_count_the_values_each_tool_can_take() -> None:
+    from optimizer.models.sim_fit import UNUSED, capacity, fit_factors
+
+    takes = {t.name: capacity(t, read_descriptions=True) for t in (*CLOCKS, *READERS)}
+    assert takes["read_multiple_files"]["path"] > 2 and takes["read_text_file"] == {"path": 1}
+    two = fit_factors("Compare a/b.md with c/d.md", takes)
+    assert two["read_multiple_files"] == 1.0 and two["read_text_file"] == pytest.approx(UNUSED + (1 - UNUSED) / 2)
+    assert two["convert_time"] == UNUSED
+    assert set(fit_factors("Hello there", takes).values()) == {1.0}  # no value given: nothing to tell apart

@@ -3,7 +3,9 @@
 They read only what a real model reads: exposed tool names, descriptions, parameter schemas and
 tool results. `sim:lexical` ranks tools with BM25 over name tokens, the whole description and the
 parameter descriptions, and honours boundary sentences ("not for …", "use X instead"). `sim:skim`
-weights name tokens by position and reads only each description's first sentence. Both split the
+weights name tokens by position and reads only each description's first sentence. Both score a tool lower when its
+parameters cannot take the values the request gives (two paths and one `path`; a clock time and no time to fill:
+`sim_fit`). Both split the
 task into clauses and make one call per clause, fill arguments from the text in the shapes the
 parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
 what the tools returned. Between tools that score the same, a question never goes to a tool whose name says
@@ -28,6 +30,7 @@ from optimizer.definitions import ToolDef, canonical_json
 from optimizer.lint.vocabulary import WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
+from optimizer.models.sim_fit import capacity, fit_factors
 from optimizer.models.sim_phrases import only_states, proper_names
 from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
 from optimizer.tool_search import SEARCH_TOOL
@@ -59,6 +62,7 @@ class Profile:
     name: str
     fields: dict[str, tuple[str, ...]]
     boundaries: list[tuple[list[str], str | None]]
+    takes: dict[str, int]
 
 
 class SimAgent:
@@ -155,6 +159,7 @@ class SimAgent:
             name=tool.name,
             fields={"name": terms(tool.name), "description": terms(kept), "params": terms(params)},
             boundaries=boundaries,
+            takes=capacity(tool, read_descriptions=self.habit != "skim"),
         )
 
     def _read(self, tool: ToolDef) -> str:
@@ -217,12 +222,15 @@ class SimAgent:
             if proper_names(clause):  # "Who does Yuki Tanaka work for?" reads as a question about a name
                 query.setdefault(stem("name"), 0.5)
             scores = self._scores(query, profiles, index)
+            factors = fit_factors(clause, {p.name: p.takes for p in profiles})
+            scores = {name: score * factors[name] if score > 0 else score for name, score in scores.items()}
             if self.noise:
                 spread = max(scores.values()) - min(scores.values()) or 1.0
                 for name in scores:
                     scores[name] += self.noise * spread * rng.gauss(0, 1)
             best = self._pick(scores, order, clause)
-            candidates.append((clause, best, scores[best]))
+            # the fit chooses between tools; how clearly the clause asks for something is its words' score
+            candidates.append((clause, best, scores[best] / factors[best] if scores[best] > 0 else scores[best]))
         top = max(score for _, _, score in candidates)
         steps: list[tuple[str, str]] = []
         for clause, tool, score in candidates:

@@ -35,8 +35,9 @@ class Phrase:
 def asked_phrases(tool: str, prompts_by_tool: Mapping[str, Sequence[str]], lost: Iterable[str], said: str,
                   limit: int = 2) -> list[str]:
     """Up to `limit` phrases (1–3 words, opening and closing on a content word) from the train prompts that expect
-    `tool`: in MIN_REQUESTS or more of them that agents sent elsewhere (`lost`), in more than twice as many of them
-    as of the prompts expecting only other tools, holding a word rarer than the EVERYDAY most frequent, and adding
+    `tool`: in MIN_REQUESTS or more of them that agents sent elsewhere (`lost`), in none of the prompts expecting
+    only other tools (a phrase users say to two tools does not tell them apart: written into one tool's text, it
+    pulls the other tool's requests over), holding a word rarer than the EVERYDAY most frequent, and adding
     a content word `said` (the tool's name and text) does not have. Most shared first (a longer phrase weighs more),
     then longer; none repeating another's words."""
     mine = tuple(dict.fromkeys(prompts_by_tool.get(tool, ())))
@@ -58,11 +59,10 @@ def asked_phrases(tool: str, prompts_by_tool: Mapping[str, Sequence[str]], lost:
             holders = [p for p in mine if pattern in seen_in[p]]
             if len(holders) < MIN_REQUESTS or len(lost_here & set(holders)) < MIN_REQUESTS:
                 continue
-            elsewhere = sum(pattern in seen_in[p] for p in others)
-            if elsewhere * 2 >= len(holders):
+            if any(pattern in seen_in[p] for p in others):
                 continue
-            shared = len(holders) - elsewhere
-            scored[phrase.stems] = (shared * (1 + len(phrase.stems)) / 2, len(phrase.stems), -order, phrase.text)
+            scored[phrase.stems] = (len(holders) * (1 + len(phrase.stems)) / 2, len(phrase.stems), -order,
+                                    phrase.text)
     out: list[str] = []
     taken: set[str] = set()
     for stems, (*_rank, text) in sorted(scored.items(), key=lambda kv: kv[1][:3], reverse=True):
