@@ -147,6 +147,32 @@ def test_a_folder_tool_lent_a_file_path_example_shows_a_folder() -> None:
     assert hints["create_directory"]["path"] == hints["read_text_file"]["path"].replace(".md.", ".")
 
 
+def test_a_file_tool_lent_a_folder_example_shows_a_file_but_a_search_keeps_its_folder() -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    catalog = Catalog(server_name="files", tools=(ToolDef("list_directory", "List a folder.", schema),
+                                                  ToolDef("read_text_file", "Read a file.", schema),
+                                                  ToolDef("search_files", "Search for files.", schema)))
+    calls = tuple(CallSeen("list_directory", "list_directory", {"path": path}, False, "[FILE] a.md")
+                  for path in ("notes/drafts", "docs/archive"))
+    episode = EpisodeSeen("t1", "sim:lexical", "List the notes.", True, ("list_directory",), (),
+                          ("list_directory",), calls, "", "")
+    hints = parameter_hints(catalog, [episode], ["List the notes."])
+    folder = hints["list_directory"]["path"]
+    assert re.fullmatch(r"A path, e\.g\. \w+/\w+\.", folder)
+    assert hints["read_text_file"]["path"] == folder.removesuffix(".") + ".txt."
+    assert hints["search_files"]["path"] == folder
+
+
+def test_the_example_shows_the_form_most_accepted_values_had() -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    catalog = Catalog(server_name="files", tools=(ToolDef("open_thing", "Open it.", schema),))
+    calls = tuple(CallSeen("open_thing", "open_thing", {"path": path}, False, "ok")
+                  for path in ("notes/drafts", "docs/faq.md", "web/app.js"))  # once a folder, mostly files
+    episode = EpisodeSeen("t1", "sim:lexical", "Open it.", True, ("open_thing",), (), ("open_thing",), calls, "", "")
+    example = parameter_hints(catalog, [episode], ["Open it."])["open_thing"]["path"].split("e.g. ")[1]
+    assert re.fullmatch(r"\w+/\w+\.(md|js)\.", example), example
+
+
 def test_a_key_holding_an_object_shows_the_objects_fields_not_itself() -> None:
     result = json.dumps({"source": {"timezone": "Asia/Tokyo", "datetime": "x"}, "time_difference": "+9.0h",
                          "items": [{"sku": "A"}]})

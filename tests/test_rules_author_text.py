@@ -1,5 +1,6 @@
 """The rules proposer keeps what a server's author already wrote well: the sentence saying when to use the tool
-stays among the three a rewrite may have, even when the confusions ask for two "Not for …" lines."""
+stays among the three a rewrite may have, even when the confusions ask for two "Not for …" lines; a notice that
+the tool is deprecated leads the rewrite."""
 
 from __future__ import annotations
 
@@ -56,3 +57,15 @@ def test_the_authors_when_to_use_sentence_keeps_its_place_beside_one_boundary() 
         assert said[0] == "Read the contents of multiple files simultaneously."
         assert "when you need to analyze or compare multiple files" in said[1]
         assert sum("instead" in s for s in said) == 1 and len(said) <= 3, text
+
+
+def test_a_deprecation_notice_leads_the_rewrite_and_takes_the_place_of_boundary_lines() -> None:
+    old = CATALOG.tools[0]
+    retired = ToolDef(old.name, MANY.split(". ")[0] + ". DEPRECATED: Use read_text_file instead.", PATHS)
+    catalog = Catalog("files", (retired, *CATALOG.tools[1:]))
+    evidence = build_evidence([episode(t, m) for t in TASKS for m in ("sim:lexical", "sim:skim")], TASKS)
+    proposed = asyncio.run(RulesProposer([Variant(boundaries=2)]).propose(catalog, Candidate(), evidence, k=1,
+                                                                           seed=0))
+    text = proposed[0].edits["read_multiple_files"].description or ""
+    assert sentences(text)[0] == "DEPRECATED: Use read_text_file instead.", text
+    assert sum("instead" in s for s in sentences(text)) == 1 and "Not for" not in text

@@ -588,3 +588,20 @@ def test_fit_factors_count_the_values_each_tool_can_take() -> None:
     assert two["read_multiple_files"] == 1.0 and two["read_text_file"] == pytest.approx(UNUSED + (1 - UNUSED) / 2)
     assert two["convert_time"] == UNUSED
     assert set(fit_factors("Hello there", takes).values()) == {1.0}  # no value given: nothing to tell apart
+
+
+RETIRED = (
+    tool("read_file", "Read the contents of a file. DEPRECATED: Use read_text_file instead.",
+         {"path": {"type": "string"}}),
+    tool("read_text_file", "Read a text document.", {"path": {"type": "string"}}),
+)
+
+
+def test_a_deprecated_tool_sends_the_reader_to_its_replacement() -> None:
+    # read_file shares "file" and "contents" with the request; read_text_file shares nothing but "read"
+    prompt = "Read the contents of the file notes/todo.md."
+    assert first_tool(SimAgent("lexical"), RETIRED, prompt) == "read_text_file"
+    assert first_tool(SimAgent("skim"), RETIRED, prompt) == "read_file"  # the notice is past its first sentence
+    leading = (tool("read_file", "DEPRECATED: Use read_text_file instead. Read the contents of a file.",
+                    {"path": {"type": "string"}}), RETIRED[1])
+    assert first_tool(SimAgent("skim"), leading, prompt) == "read_text_file"

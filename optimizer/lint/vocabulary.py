@@ -13,6 +13,9 @@ import re
 
 from optimizer.text import stem, words
 
+DEPRECATED = re.compile(r"\b(deprecated|obsolete|superseded)\b", re.IGNORECASE)
+"""A notice that a tool is retired, usually naming its replacement ("DEPRECATED: Use read_text_file instead.")."""
+
 
 def vocab(text: str) -> frozenset[str]:
     """The whitespace-separated words of `text`, as a set."""

@@ -5,8 +5,8 @@ tool results. `sim:lexical` ranks tools with BM25 over name tokens, the whole de
 parameter descriptions, and honours boundary sentences ("not for …", "use X instead"). `sim:skim`
 weights name tokens by position and reads only each description's first sentence. Both score a tool lower when its
 parameters cannot take the values the request gives (two paths and one `path`; a clock time and no time to fill:
-`sim_fit`). Both split the
-task into clauses and make one call per clause, fill arguments from the text in the shapes the
+`sim_fit`), and go to the replacement a deprecation notice names ("DEPRECATED: Use read_text_file instead.").
+Both split the task into clauses and make one call per clause, fill arguments from the text in the shapes the
 parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
 what the tools returned. Between tools that score the same, a question never goes to a tool whose name says
 it changes something (`delete_…`, `add_…`): no reader answers "who works where?" by writing.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optimizer.definitions import ToolDef, canonical_json
-from optimizer.lint.vocabulary import WRITE_VERBS
+from optimizer.lint.vocabulary import DEPRECATED, WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
 from optimizer.models.sim_fit import capacity, fit_factors
@@ -63,6 +63,8 @@ class Profile:
     fields: dict[str, tuple[str, ...]]
     boundaries: list[tuple[list[str], str | None]]
     takes: dict[str, int]
+    replaced_by: str | None = None
+    """The tool a deprecation notice sends readers to ("Deprecated: use read_text_file instead.")."""
 
 
 class SimAgent:
@@ -149,16 +151,18 @@ class SimAgent:
         # sentences ("order" in "…for an order. Not for order totals") and the boundary's own
         # wording ("use … instead") do not tell the two apart.
         own = set(terms(tool.name)) | set(terms(kept)) | _BOUNDARY_WORDS
-        boundaries = []
+        boundaries, replaced_by = [], None
         for sentence in sentences(read):
             if _BOUNDARY.search(sentence):
                 named = _named_tool(sentence, tool.name, names)
                 excluded = [t for t in terms(_strip_names(sentence, names)) if t not in own]
                 boundaries.append((excluded, named))
+                replaced_by = replaced_by or (named if DEPRECATED.search(sentence) else None)
         return Profile(
             name=tool.name,
             fields={"name": terms(tool.name), "description": terms(kept), "params": terms(params)},
             boundaries=boundaries,
+            replaced_by=replaced_by,
             takes=capacity(tool, read_descriptions=self.habit != "skim"),
         )
 
@@ -196,6 +200,13 @@ class SimAgent:
 
     @staticmethod
     def _apply_boundaries(query: dict[str, float], profiles: list[Profile], scores: dict[str, float]) -> None:
+        """Exclusions the request hits move score to the named alternative; a deprecated tool's whole score goes
+        to its replacement, whatever the request says."""
+        for profile in profiles:
+            if profile.replaced_by in scores:
+                replacement = profile.replaced_by
+                scores[replacement] = max(scores[replacement], scores[profile.name])
+                scores[profile.name] = min(scores[profile.name], 0.0) - 1.0
         for profile in profiles:
             for excluded, alternative in profile.boundaries:
                 overlap = sum(query.get(t, 0.0) for t in set(excluded))

@@ -87,12 +87,13 @@ def _accepted(name: str, note: ArgumentNote) -> list[Alternative]:
     """The kinds of value a parameter accepted, when two or more distinct values were all entities of at most
     three kinds (an id's noun from the parameter's name: `customer` + C-1 -> "customer id"); only the kind its
     name asks for when it names one (a `path` that accepted a date is still a path)."""
-    kinds: dict[str, str] = {}
+    seen: dict[str, list[str]] = defaultdict(list)
     for value in note.accepted:
         found = [f for f in find_values(value, 0) if f.kind in ENTITY_KINDS and f.value == value.strip()]
         if not found:
             return []
-        kinds.setdefault(found[0].kind, found[0].value)
+        seen[found[0].kind].append(found[0].value)
+    kinds = {kind: _typical(values) for kind, values in seen.items()}
     if len(set(note.accepted)) < 2 or len(kinds) > 3:
         return []
     named = [w for w in words(name) if w not in GENERIC_PARAMETERS]
@@ -105,6 +106,17 @@ def _accepted(name: str, note: ArgumentNote) -> list[Alternative]:
             noun = " ".join([*named, *(w for w in noun.split() if w not in named)])
         out.append(Alternative(noun, kind, value))
     return out
+
+
+def _typical(values: Sequence[str]) -> str:
+    """The first of the values of the commonest form: a file name (with an extension) or not. A file reader that
+    agents also handed a folder now and then still shows a file in its example."""
+    forms = Counter(bool(_EXTENSION.search(v)) for v in values)
+    common = forms.most_common(1)[0][0]
+    return next(v for v in values if bool(_EXTENSION.search(v)) == common)
+
+
+_EXTENSION = re.compile(r"[^/.]\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
 def _borrow(catalog: Catalog, hints: dict[str, dict[str, str]], tasks_by_tool: Mapping[str, Sequence[str]]) -> None:
@@ -155,18 +167,28 @@ def _holds(text: str, sent: set[str]) -> bool:
 
 
 _FOLDER_STEMS = frozenset(("directory", "folder", "dir"))
+_LOOKING_STEMS = frozenset(stem(w) for w in ("search", "find", "list", "glob"))
+"""Verbs of tools that look for files inside a folder: their path is where to look."""
 
 
 def _fitted(tool: ToolDef, hint: str) -> str:
     """The hint with its example paths made folders' (no file extension) when the tool's name speaks of folders
-    and not of files: `create_directory` gets "e.g. folder/example", not the "example.md" that a same-named
-    parameter of a file tool lent it."""
+    and not of files, and files' when it speaks of files and not of folders: `create_directory` gets "e.g.
+    folder/example", not the "example.md" that a same-named parameter of a file tool lent it; `read_text_file`
+    gets "folder/example.txt", not a listing tool's folder (a tool that searches for files looks in a folder)."""
     named = {stem(w) for w in words(tool.name)}
     head, sep, examples = hint.partition("e.g. ")
-    if not sep or not named & _FOLDER_STEMS or stem("file") in named:
+    folders, files = bool(named & _FOLDER_STEMS), stem("file") in named and not named & _LOOKING_STEMS
+    if not sep or folders == files:
         return hint
     end = "." if examples.endswith(".") else ""
-    return head + sep + " or ".join(_folder(e) for e in examples.removesuffix(".").split(" or ")) + end
+    fit = _folder if folders else _file
+    return head + sep + " or ".join(fit(e) for e in examples.removesuffix(".").split(" or ")) + end
+
+
+def _file(example: str) -> str:
+    """A folder path example as a file's: "notes/drafts" -> "notes/drafts.txt"; anything else as is."""
+    return example + ".txt" if re.fullmatch(r"[\w-]+(?:/[\w-]+)+", example) else example
 
 
 def _folder(example: str) -> str:

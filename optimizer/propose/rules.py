@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, namespace_word, namespaced
+from optimizer.lint.vocabulary import DEPRECATED
 from optimizer.propose.asks import asked_phrases
 from optimizer.propose.base import Evidence
 from optimizer.propose.evidence import NO_CALL, ArgumentNote, argument_notes
@@ -275,6 +276,9 @@ class _Study:
         bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
         if trigger == old_trigger(old) and any(_USAGE.search(s) for s in sentences(old)[1:]):
             bounds = bounds[:1]  # the author's "when to use it" sentence keeps its place among the three
+        notice = next((s for s in sentences(old) if DEPRECATED.search(s) and s not in trigger), "")
+        if notice:  # the server's word that the tool is retired leads, where even a skimming reader sees it
+            bounds, notice = [], notice + " "
         for asking in range(len(asked), -1, -1):
             quoted = ['"' + phrase + '"' for phrase in asked[:asking]]
             about = f", for requests that mention {or_(quoted)}" if asking else ""
@@ -282,10 +286,10 @@ class _Study:
                 for named in range(len(fields), -1, -1):
                     said = returns(act, fields[:named], count)
                     first = f"{trigger}{about}{'; ' + said if said else ''}."
-                    text = " ".join([first, *bounds[:shown]])
+                    text = notice + " ".join([first, *bounds[:shown]])
                     if len(text) <= LONG and not leaked_phrases(text, self.prompts):
-                        return " ".join([self._more_of_old(first, old, text), *bounds[:shown]])
-        return f"{trigger}."
+                        return notice + " ".join([self._more_of_old(first, old, text), *bounds[:shown]])
+        return f"{notice}{trigger}."
 
     def _more_of_old(self, first: str, old: str, whole: str) -> str:
         """When the first sentence is the server's own, its next sentences after it (when to use it first, then what
