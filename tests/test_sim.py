@@ -605,3 +605,31 @@ def test_a_deprecated_tool_sends_the_reader_to_its_replacement() -> None:
     leading = (tool("read_file", "DEPRECATED: Use read_text_file instead. Read the contents of a file.",
                     {"path": {"type": "string"}}), RETIRED[1])
     assert first_tool(SimAgent("skim"), leading, prompt) == "read_text_file"
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_when_no_word_matches_the_tool_that_takes_the_given_value_wins_the_tie(habit: str) -> None:
+    tools = (tool("zone_now", "Zone clock.", {"timezone": {"type": "string"}}),
+             tool("zone_shift", "Zone shift.", {"timezone": {"type": "string"}, "time": {"type": "string"}}))
+    assert first_tool(SimAgent(habit), tools, "When it's 08:00 in Nairobi, is it already afternoon in Tokyo?") == (
+        "zone_shift")
+    assert first_tool(SimAgent(habit), tools, "Is it already afternoon in Tokyo?") == "zone_now"  # listed first
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_question_after_a_lead_in_never_writes(habit: str) -> None:
+    # "python" and "version" are only in the writing tool's words
+    tools = (tool("read_text_file", "Read a text document.", {"path": {"type": "string"}}),
+             tool("write_file", "Write Python version notes to a file.",
+                  {"path": {"type": "string"}, "content": {"type": "string"}}))
+    prompt = "According to docs/setup.md, which Python version do I need?"
+    assert first_tool(SimAgent(habit), tools, prompt) == "read_text_file"
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_change_reads_as_update_and_remove_as_delete(habit: str) -> None:
+    tools = (tool("get_customer", "Look up a customer by phone number.", {"phone": {"type": "string"}}),
+             tool("update_customer", "Update a customer.", {"id": {"type": "string"}, "value": {"type": "string"}}),
+             tool("delete_customer", "Delete a customer.", {"id": {"type": "string"}}))
+    assert first_tool(SimAgent(habit), tools, "Change the phone number of customer C-1012.") == "update_customer"
+    assert first_tool(SimAgent(habit), tools, "Remove customer C-1012 by phone number.") == "delete_customer"

@@ -412,3 +412,13 @@ def test_the_filesystem_servers_search_is_filled_and_accepted(tmp_path: Path) ->
     assert arguments == {"path": ".", "pattern": "**/setup.md"}
     assert not is_error, text
     assert "docs/setup.md" in text and "docs/archive/setup.md" in text
+
+
+def test_a_boolean_is_set_by_the_verb_its_description_opens_with() -> None:
+    from optimizer.models.sim_options import boolean_value
+
+    dry = {"type": "boolean", "description": "Preview changes using git-style diff format"}
+    assert boolean_value("dryRun", dry, "Preview, without changing the file, how docs/faq.md would read", False)
+    assert boolean_value("dryRun", dry, "Change 10.00 to 12.00 in docs/faq.md", False) is None
+    assert boolean_value("dryRun", dry, "Do not preview it, just change it", False) is None
+    assert boolean_value("verbose", {"type": "boolean", "description": "Whether to log more"}, "whether", False) is None

@@ -6,6 +6,7 @@ parameter descriptions, and honours boundary sentences ("not for …", "use X in
 weights name tokens by position and reads only each description's first sentence. Both score a tool lower when its
 parameters cannot take the values the request gives (two paths and one `path`; a clock time and no time to fill:
 `sim_fit`), and go to the replacement a deprecation notice names ("DEPRECATED: Use read_text_file instead.").
+They take change/modify/edit for update, remove/erase for delete and add/make for create, as any reader does.
 Both split the task into clauses and make one call per clause, fill arguments from the text in the shapes the
 parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
 what the tools returned. Between tools that score the same, a question never goes to a tool whose name says
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optimizer.definitions import ToolDef, canonical_json
-from optimizer.lint.vocabulary import DEPRECATED, WRITE_VERBS
+from optimizer.lint.vocabulary import DEPRECATED, VERB_CLASS, WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
 from optimizer.models.sim_fit import capacity, fit_factors
@@ -46,13 +47,23 @@ _HOPELESS = re.compile(r"\b(business|permission|not allowed|forbidden|cannot be)
 _QUESTION = re.compile(r"\?\s*$|^\s*(who|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|"
                        r"has|have|should|will|would)\b", re.IGNORECASE)
 _PLAIN_QUESTION = re.compile(r"^\s*(?:(?:who|what|which|when|where|why|how|is|are|was|were|does|did|has|have)"
-                             r"\b(?!\s+you\b)|(?:tell|show|list|give|find|look|check|describe|explain|count)\b)",
+                             r"\b(?!\s+you\b)|(?:tell|show|list|give|find|look|check|describe|explain|count)\b)"
+                             r"|^[^?]*,\s*(?:who|what|which|when|where|why|how)\b(?!\s+you\b)[^?]*\?\s*$",
                              re.IGNORECASE)
 """A request for information: a question ("Can you …", "Would you …" and "Do you …" are requests phrased as
-questions), or an imperative that asks to be told or shown something."""
+questions), also after a lead-in ("According to the guide, which version …?"), or an imperative that asks to be
+told or shown something."""
 _WRITE_STEMS = frozenset(stem(w) for w in (*WRITE_VERBS, "add", "append", "save", "store", "record", "remember"))
 K1, B = 1.2, 0.75
 _VALUE_WORDS = frozenset(terms(" ".join(KIND_AS_WORD.values())))
+_SAME_VERB = {form: verb for form, verb in VERB_CLASS.items() if verb in ("create", "update", "delete")}
+"""Verbs any reader takes for one another: change/modify/edit an entry, remove/erase it, add/make one."""
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """The terms an agent matches, a verb of a `_SAME_VERB` class read as that class's verb."""
+    return tuple(_SAME_VERB.get(t, t) for t in terms(text))
+
 
 
 @dataclass(frozen=True)
@@ -150,17 +161,17 @@ class SimAgent:
         # An exclusion is what the tool is NOT for: words it also claims in its name or its positive
         # sentences ("order" in "…for an order. Not for order totals") and the boundary's own
         # wording ("use … instead") do not tell the two apart.
-        own = set(terms(tool.name)) | set(terms(kept)) | _BOUNDARY_WORDS
+        own = set(_words(tool.name)) | set(_words(kept)) | _BOUNDARY_WORDS
         boundaries, replaced_by = [], None
         for sentence in sentences(read):
             if _BOUNDARY.search(sentence):
                 named = _named_tool(sentence, tool.name, names)
-                excluded = [t for t in terms(_strip_names(sentence, names)) if t not in own]
+                excluded = [t for t in _words(_strip_names(sentence, names)) if t not in own]
                 boundaries.append((excluded, named))
                 replaced_by = replaced_by or (named if DEPRECATED.search(sentence) else None)
         return Profile(
             name=tool.name,
-            fields={"name": terms(tool.name), "description": terms(kept), "params": terms(params)},
+            fields={"name": _words(tool.name), "description": _words(kept), "params": _words(params)},
             boundaries=boundaries,
             replaced_by=replaced_by,
             takes=capacity(tool, read_descriptions=self.habit != "skim"),
@@ -226,15 +237,17 @@ class SimAgent:
         if not profiles:
             return []
         order = {p.name: i for i, p in enumerate(profiles)}
-        context = {t: 0.25 for t in terms(describe_values(prompt))}
+        context = {t: 0.25 for t in _words(describe_values(prompt))}
         candidates: list[tuple[str, str, float]] = []
         for clause in _clauses(prompt):
-            query = context | {t: 1.0 for t in terms(describe_values(clause))}
+            query = context | {t: 1.0 for t in _words(describe_values(clause))}
             if proper_names(clause):  # "Who does Yuki Tanaka work for?" reads as a question about a name
                 query.setdefault(stem("name"), 0.5)
             scores = self._scores(query, profiles, index)
             factors = fit_factors(clause, {p.name: p.takes for p in profiles})
-            scores = {name: score * factors[name] if score > 0 else score for name, score in scores.items()}
+            # below zero words, the fit still breaks a tie: a reader who matches nothing goes by what a tool can take
+            scores = {name: score * factors[name] if score > 0 else score - (1 - factors[name]) / 1000
+                      for name, score in scores.items()}
             if self.noise:
                 spread = max(scores.values()) - min(scores.values()) or 1.0
                 for name in scores:

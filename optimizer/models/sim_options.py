@@ -80,12 +80,19 @@ def described_default(description: str) -> str | None:
     return fallback.group(1) if fallback else None
 
 
+_NOT_LEADS = frozenset(("whether", "should", "return", "returns", "optional", "default", "true", "false"))
+"""Opening words of boolean descriptions that name no behaviour a request would say."""
+
+
 def boolean_value(name: str, prop: Mapping[str, Any], clause: str, required: bool) -> bool | None:
-    """True when the text says the parameter's words ("recursive", "dry run") with no "not" before them;
-    else, when required, its default or False."""
+    """True when the text says the parameter's words ("recursive", "dry run"), or the verb its description opens
+    with ("Preview changes …"), with no "not" before them; else, when required, its default or False."""
     said = [w.lower() for w in words(clause)]
     own = [w for w in words(name) if len(w) >= 3]
     spots = [next((i for i, s in enumerate(said) if s[:5] == w[:5]), -1) for w in own]
+    lead = (words(str(prop.get("description") or "")) or [""])[0].lower()
+    if len(lead) >= 5 and not (own and all(i >= 0 for i in spots)) and lead not in _NOT_LEADS:
+        own, spots = [lead], [next((i for i, s in enumerate(said) if s[:5] == lead[:5]), -1)]
     if own and all(i >= 0 for i in spots):
         negated = set(said[max(0, min(spots) - 3):min(spots)]) & {"not", "no", "without", "don", "dont", "never"}
         if not negated:
