@@ -633,3 +633,12 @@ def test_change_reads_as_update_and_remove_as_delete(habit: str) -> None:
              tool("delete_customer", "Delete a customer.", {"id": {"type": "string"}}))
     assert first_tool(SimAgent(habit), tools, "Change the phone number of customer C-1012.") == "update_customer"
     assert first_tool(SimAgent(habit), tools, "Remove customer C-1012 by phone number.") == "delete_customer"
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_complaint_with_a_question_never_writes(habit: str) -> None:
+    # "Where is the delivery now?" is too short to stand alone and is read with the complaint before it
+    tools = (tool("refund_order", "Refund an order by order number.", {"order": {"type": "string"}}),
+             tool("track_shipment", "Track a shipment.", {"order": {"type": "string"}}))
+    prompt = "My air purifier (order #10029) hasn't come. Where is the delivery now?"
+    assert first_tool(SimAgent(habit), tools, prompt) == "track_shipment"

@@ -32,30 +32,19 @@ from optimizer.lint.vocabulary import DEPRECATED, VERB_CLASS, WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
 from optimizer.models.sim_fit import capacity, fit_factors
-from optimizer.models.sim_phrases import only_states, proper_names
+from optimizer.models.sim_phrases import proper_names
+from optimizer.models.sim_request import QUESTION, asks_only, clauses
 from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
 from optimizer.tool_search import SEARCH_TOOL
-from optimizer.values import KIND_AS_WORD, describe_values, find_values, property_kinds, shapes_in
+from optimizer.values import describe_values, property_kinds, shapes_in
 
 HABITS = ("lexical", "skim")
-_CLAUSE_BREAK = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+|,?\s+also\s+)\s*",
-                           re.IGNORECASE)
 _BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
 _BOUNDARY_WORDS = frozenset(terms("use used using instead rather"))
 _RETRYABLE = re.compile(r"\b(transient|temporar|try again|retry)", re.IGNORECASE)
 _HOPELESS = re.compile(r"\b(business|permission|not allowed|forbidden|cannot be)\b", re.IGNORECASE)
-_QUESTION = re.compile(r"\?\s*$|^\s*(who|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|"
-                       r"has|have|should|will|would)\b", re.IGNORECASE)
-_PLAIN_QUESTION = re.compile(r"^\s*(?:(?:who|what|which|when|where|why|how|is|are|was|were|does|did|has|have)"
-                             r"\b(?!\s+you\b)|(?:tell|show|list|give|find|look|check|describe|explain|count)\b)"
-                             r"|^[^?]*,\s*(?:who|what|which|when|where|why|how)\b(?!\s+you\b)[^?]*\?\s*$",
-                             re.IGNORECASE)
-"""A request for information: a question ("Can you …", "Would you …" and "Do you …" are requests phrased as
-questions), also after a lead-in ("According to the guide, which version …?"), or an imperative that asks to be
-told or shown something."""
 _WRITE_STEMS = frozenset(stem(w) for w in (*WRITE_VERBS, "add", "append", "save", "store", "record", "remember"))
 K1, B = 1.2, 0.75
-_VALUE_WORDS = frozenset(terms(" ".join(KIND_AS_WORD.values())))
 _SAME_VERB = {form: verb for form, verb in VERB_CLASS.items() if verb in ("create", "update", "delete")}
 """Verbs any reader takes for one another: change/modify/edit an entry, remove/erase it, add/make one."""
 
@@ -239,7 +228,7 @@ class SimAgent:
         order = {p.name: i for i, p in enumerate(profiles)}
         context = {t: 0.25 for t in _words(describe_values(prompt))}
         candidates: list[tuple[str, str, float]] = []
-        for clause in _clauses(prompt):
+        for clause in clauses(prompt):
             query = context | {t: 1.0 for t in _words(describe_values(clause))}
             if proper_names(clause):  # "Who does Yuki Tanaka work for?" reads as a question about a name
                 query.setdefault(stem("name"), 0.5)
@@ -274,13 +263,13 @@ class SimAgent:
         does not write; then the tool listed first. A prefix every tool's name shares (`git_`) is not the verb."""
         shared = shared_prefix(list(scores))
         writes = {name: _writes(name[len(shared):]) for name in scores}
-        if _PLAIN_QUESTION.search(clause):
+        if asks_only(clause):
             reading = {name: score for name, score in scores.items() if not writes[name]}
             if reading:
                 scores = reading
         top = max(scores.values())
         tied = [name for name in scores if scores[name] >= top - 1e-9]
-        asks = bool(_QUESTION.search(clause))
+        asks = bool(QUESTION.search(clause))
         return max(tied, key=lambda name: (not (asks and writes[name]), -order[name]))
 
     def _next_calls(
@@ -321,7 +310,7 @@ def _searches(prompt: str, search: ToolDef) -> list[ToolCall]:
     asks for a regular expression)."""
     pattern = "regular expression" in (search.description or "") + str(search.input_schema)
     calls = []
-    for number, clause in enumerate(_clauses(prompt)):
+    for number, clause in enumerate(clauses(prompt)):
         kept = [w for w in words(describe_values(clause)) if w not in STOPWORDS and len(w) > 2][:8]
         if kept:
             query = "|".join(dict.fromkeys(kept)) if pattern else " ".join(kept)
@@ -335,40 +324,6 @@ def _writes(name: str) -> bool:
     return bool(parts) and stem(parts[0]) in _WRITE_STEMS
 
 
-def _clauses(prompt: str) -> list[str]:
-    """Sentences and "then"-joined parts; a fragment with one content word besides its values
-    ("Order #10007.") belongs to the clause before it (or after it, when it comes first)."""
-    pieces: list[str] = []
-    for sentence in sentences(prompt):
-        pieces.extend(p for p in _CLAUSE_BREAK.split(sentence) if p and p.strip())
-    merged: list[str] = []
-    for piece in pieces:
-        if merged and (_content_words(piece) < 2 or _content_words(merged[-1]) < 2):
-            merged[-1] = f"{merged[-1]} {piece}"
-        else:
-            merged.append(piece)
-    return _with_their_statements(merged) or [prompt]
-
-
-def _with_their_statements(clauses: list[str]) -> list[str]:
-    """Clauses with each statement ("The courier says it was left outside.") joined after the request it sets the
-    scene for, the next one (the one before, when it comes last): one request, read whole, when any clause asks."""
-    states = [only_states(c, any(f.position == 0 for f in find_values(c.lstrip(), 0))) for c in clauses]
-    if all(states) or not any(states):
-        return clauses
-    out: list[str] = []
-    waiting = ""
-    for clause, stating in zip(clauses, states, strict=True):
-        if stating:
-            waiting = f"{waiting} {clause}".strip()
-            continue
-        out.append(f"{clause} {waiting}".strip())  # the request first: it says what kind of request this is
-        waiting = ""
-    if waiting:
-        out[-1] = f"{out[-1]} {waiting}"
-    return out
-
-
 _Index = dict[str, tuple[float, Counter[str], list[tuple[tuple[str, ...], Counter[str]]]]]
 
 
@@ -380,10 +335,6 @@ def _index(profiles: list[Profile]) -> _Index:
         avg = sum(len(d) for d in docs) / max(1, len(docs)) or 1.0
         out[field] = (avg, Counter(t for d in docs for t in set(d)), [(d, Counter(d)) for d in docs])
     return out
-
-
-def _content_words(text: str) -> int:
-    return len([t for t in terms(describe_values(text)) if t not in _VALUE_WORDS])
 
 
 def _history(messages: Sequence[Message]) -> list[tuple[int, int, str, bool]]:
