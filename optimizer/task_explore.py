@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.propose.fields import LINKS, clean_label, parse_literal, substantive
+from optimizer.propose.fields import LINKS, clean_label, parse_literal, says_error, substantive
 from optimizer.servers import CallOutcome
 from optimizer.text import STOPWORDS, stem, words
 from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, ID_WORDS, find_values, property_kinds
@@ -97,7 +97,7 @@ async def explore(catalog: Catalog, call: CallTool, refused: Mapping[str, str], 
 async def _observe(tool: ToolDef, arguments: dict[str, Any], fed: Mapping[str, Seen], call: CallTool,
                    run: Exploration) -> None:
     first = await _logged(tool.name, arguments, call, run)
-    if first.is_error or not first.text.strip() or _says_error(first.text):
+    if first.is_error or not first.text.strip() or says_error(first.text):
         sent = {str(v) for v in arguments.values()}
         run.seen += [s for s in harvest(first.text) if str(s.value) not in sent and s.kind != "number"]
         return
@@ -110,15 +110,6 @@ async def _observe(tool: ToolDef, arguments: dict[str, Any], fed: Mapping[str, S
         run.observations.append(observation)
     sent = {str(v) for v in arguments.values()}
     run.seen += [s for s in harvest(first.text, observation) if str(s.value) not in sent]
-
-
-def _says_error(text: str) -> bool:
-    """A result that is an error in all but its flag: it opens with "Error", or it is a JSON object whose first key
-    is "error"."""
-    if re.match(r"\s*(?:error|exception)\b", text, re.IGNORECASE):
-        return True
-    data = parse_literal(text.strip())
-    return isinstance(data, dict) and bool(data) and next(iter(data)) in ("error", "errors")
 
 
 async def _logged(tool: str, arguments: dict[str, Any], call: CallTool, run: Exploration) -> CallOutcome:

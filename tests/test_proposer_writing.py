@@ -177,3 +177,15 @@ def test_a_key_holding_an_object_shows_the_objects_fields_not_itself() -> None:
     result = json.dumps({"source": {"timezone": "Asia/Tokyo", "datetime": "x"}, "time_difference": "+9.0h",
                          "items": [{"sku": "A"}]})
     assert labels_in(result) == ["timezone", "datetime", "time difference", "items", "sku"]
+
+
+def test_a_result_that_reads_as_an_error_is_not_a_result_whatever_its_flag() -> None:
+    from optimizer.propose.term_table import results_by_tool
+
+    said = ("Database error: near \"Quinn\": syntax error", "[{'cid': 0, 'name': 'id', 'type': 'INTEGER'}]",
+            '{"error": "no such table"}')
+    calls = tuple(CallSeen("describe_table", "describe_table", {"table_name": str(n)}, False, text)
+                  for n, text in enumerate(said))
+    episode = EpisodeSeen("t1", "sim:lexical", "Which columns?", False, ("describe_table",), (),
+                          ("describe_table",), calls, "", "")
+    assert results_by_tool([episode]) == {"describe_table": [said[1]]}

@@ -111,6 +111,15 @@ def substantive(texts: Sequence[str]) -> list[str]:
     return [t for t in texts if not re.match(r"\s*(?:no|0|none|nothing)\b", t, re.IGNORECASE)]
 
 
+def says_error(text: str) -> bool:
+    """A result that is an error in all but its flag: it opens with "Error" or "<Something> error" ("Database
+    error: near …"), or it is a JSON object whose first key is "error"."""
+    if re.match(r"\s*(?:[A-Za-z]+\s)?(?:error|exception)\b", text, re.IGNORECASE):
+        return True
+    data = parse_literal(text.strip())
+    return isinstance(data, dict) and bool(data) and next(iter(data)) in ("error", "errors")
+
+
 def counted_noun(texts: Sequence[str]) -> str | None:
     """The plural noun most results open by counting ("3 documents match", "1 event matches", "No issues
     with …"), when at least half of them do."""

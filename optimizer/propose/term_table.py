@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from optimizer.propose.base import EpisodeSeen
+from optimizer.propose.fields import says_error
 from optimizer.text import STOPWORDS, sentences, stem, terms, words
 from optimizer.values import describe_values
 
@@ -126,9 +127,10 @@ def content_words(text: str, lower: set[str]) -> list[tuple[str, str]]:
 
 
 def results_by_tool(episodes: Sequence[EpisodeSeen]) -> dict[str, list[str]]:
-    """Distinct results of calls that succeeded, per original tool name."""
+    """Distinct results of calls that succeeded, per original tool name (a result that reads as an error is not a
+    success, whatever its flag says)."""
     out: dict[str, list[str]] = defaultdict(list)
     for call in (c for ep in episodes for c in ep.calls):
-        if call.tool and not call.is_error and call.result not in out[call.tool]:
+        if call.tool and not call.is_error and not says_error(call.result) and call.result not in out[call.tool]:
             out[call.tool].append(call.result)
     return out
