@@ -78,3 +78,10 @@ def test_a_question_naming_someone_goes_to_the_tool_that_opens_records_by_name()
         assert [c.name for c in turn.tool_calls] == ["open_nodes"], habit
         turn = asyncio.run(SimAgent(habit).turn("", tools, [Message("user", "Who works where these days?")]))
         assert [c.name for c in turn.tool_calls] == ["read_graph"], habit
+
+
+def test_the_letters_inside_a_value_are_not_an_abbreviation() -> None:
+    prompts = ("Which order does the parcel with tracking number 1Z999AA10123456784 belong to?",
+               "Is the parcel with tracking 1Z999AA10123456790 out with the driver?")
+    phrases = asked_phrases("track", {"track": prompts}, lost=prompts, said="track", limit=3)
+    assert phrases and not any("AA" in p for p in phrases), phrases

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from optimizer.propose.leakage import common_words, word_ranks
 from optimizer.text import STOPWORDS, stem
-from optimizer.values import NUMBER_WORDS
+from optimizer.values import NUMBER_WORDS, find_values
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]|\S")
 _LONGEST = 3
@@ -86,6 +86,9 @@ _DANGLING = frozenset("""a an the of to in on at for from by with about into and
 def _phrases(prompt: str) -> Iterable[Phrase]:
     """Runs of 1–3 plain words within a clause, opening and closing on a content word."""
     common = common_words()
+    for found in find_values(prompt, 0):  # a value is no words: "AA" of 1Z999AA10123456784 is not an abbreviation
+        if found.kind not in ("quoted", "number"):
+            prompt = prompt.replace(found.value, ".")
     for clause in re.split(r"[.,;:!?()\"“”]+", prompt):
         tokens = _TOKEN.findall(clause)
         for start in range(len(tokens)):
