@@ -54,7 +54,6 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(_SAME_VERB.get(t, t) for t in terms(text))
 
 
-
 @dataclass(frozen=True)
 class Profile:
     """Scored view of one exposed tool."""

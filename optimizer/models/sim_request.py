@@ -46,15 +46,15 @@ def asks_only(clause: str) -> bool:
         PLAIN_QUESTION.search(s) or _states(s) for s in said)
 
 
-def _with_their_statements(clauses: list[str]) -> list[str]:
+def _with_their_statements(parts: list[str]) -> list[str]:
     """Clauses with each statement ("The courier says it was left outside.") joined after the request it sets the
     scene for, the next one (the one before, when it comes last): one request, read whole, when any clause asks."""
-    states = [_states(c) for c in clauses]
+    states = [_states(c) for c in parts]
     if all(states) or not any(states):
-        return clauses
+        return parts
     out: list[str] = []
     waiting = ""
-    for clause, stating in zip(clauses, states, strict=True):
+    for clause, stating in zip(parts, states, strict=True):
         if stating:
             waiting = f"{waiting} {clause}".strip()
             continue
