@@ -422,3 +422,15 @@ def test_a_boolean_is_set_by_the_verb_its_description_opens_with() -> None:
     assert boolean_value("dryRun", dry, "Change 10.00 to 12.00 in docs/faq.md", False) is None
     assert boolean_value("dryRun", dry, "Do not preview it, just change it", False) is None
     assert boolean_value("verbose", {"type": "boolean", "description": "Whether to log more"}, "whether", False) is None
+
+
+def test_places_the_zone_database_names_beyond_its_zone_names() -> None:
+    from optimizer.models.sim_shapes import zones_in
+    from optimizer.models.sim_zones import database_places
+
+    assert [z for _, z in zones_in("Convert 18:00 JST to IST (India Standard Time).")] == ["Asia/Tokyo",
+                                                                                           "Asia/Kolkata"]
+    assert [z for _, z in zones_in("What is the current offset for Beijing time?")] == ["Asia/Shanghai"]
+    assert [z for _, z in zones_in("Is it 9:00 WIB already?")] == ["Asia/Jakarta"]
+    assert zones_in("Is it 9:00 IST already?") == []  # India, Ireland and Israel all say IST
+    assert database_places()["aest"] == "Australia/Brisbane"  # on it all year: not Sydney, on it in winter only

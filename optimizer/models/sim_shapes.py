@@ -10,6 +10,7 @@ import unicodedata
 import zoneinfo
 from functools import lru_cache
 
+from optimizer.models.sim_zones import database_places
 from optimizer.text import stem, words
 from optimizer.values import MONTHS, NUMBER_WORDS, TZ_AREAS, find_values
 
@@ -104,6 +105,8 @@ def _places() -> dict[str, str]:
     for zone in zones:
         if len(zone) > 2:  # not GB or NZ, which read as units and words more often than as zones
             places.setdefault(zone.lower(), zone)
+    for place, zone in database_places().items():  # "Beijing", "India", "JST"
+        places.setdefault(place, zone)
     return places
 
 
