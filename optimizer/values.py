@@ -124,7 +124,12 @@ def _path_word(path: str) -> str:
     (`docs/setup.md`), one with a trailing slash a folder (`web/`); any other is just a path."""
     if path.endswith("/"):
         return "folder path"
-    return "file path" if _FILE_NAME.search(path) else "path"
+    return "file path" if names_a_file(path) else "path"
+
+
+def names_a_file(path: str) -> bool:
+    """Whether a path's last part has a file extension (`docs/setup.md`, not `docs`, `.bashrc` or `web/`)."""
+    return bool(_FILE_NAME.search(path))
 
 
 def find_values(text: str, origin: int) -> list[Found]:

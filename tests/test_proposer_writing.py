@@ -133,30 +133,29 @@ def test_purpose_result_and_boundary_phrases() -> None:
     assert job(action("list_loans"), ["due date"]) == "listing loans with their due date"
 
 
+PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+def path_hints(tools: dict[str, str], called: str, paths: tuple[str, ...], result: str) -> dict[str, dict[str, str]]:
+    """`parameter_hints` for tools taking one `path`, after one episode that called `called` with each path."""
+    catalog = Catalog(server_name="files", tools=tuple(ToolDef(n, d, PATH_SCHEMA) for n, d in tools.items()))
+    calls = tuple(CallSeen(called, called, {"path": path}, False, result) for path in paths)
+    episode = EpisodeSeen("t1", "sim:lexical", "Do it.", True, (called,), (), (called,), calls, "", "")
+    return parameter_hints(catalog, [episode], ["Do it."])
+
+
 def test_a_folder_tool_lent_a_file_path_example_shows_a_folder() -> None:
-    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-    catalog = Catalog(server_name="files", tools=(ToolDef("read_text_file", "Read a file.", schema),
-                                                  ToolDef("create_directory", "Create a directory.", schema)))
-    calls = tuple(CallSeen("read_text_file", "read_text_file", {"path": path}, False, "text")
-                  for path in ("notes/todo.md", "docs/faq.md"))
-    episode = EpisodeSeen("t1", "sim:lexical", "Read the notes.", True, ("read_text_file",), (),
-                          ("read_text_file",), calls, "", "")
-    hints = parameter_hints(catalog, [episode], ["Read the notes."])
+    hints = path_hints({"read_text_file": "Read a file.", "create_directory": "Create a directory."},
+                       "read_text_file", ("notes/todo.md", "docs/faq.md"), "text")
     file_example = hints["read_text_file"]["path"].split("e.g. ")[1]
     assert re.fullmatch(r"\w+/\w+\.md\.", file_example)  # invented, not a value an agent sent
     assert hints["create_directory"]["path"] == hints["read_text_file"]["path"].replace(".md.", ".")
 
 
 def test_a_file_tool_lent_a_folder_example_shows_a_file_but_a_search_keeps_its_folder() -> None:
-    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-    catalog = Catalog(server_name="files", tools=(ToolDef("list_directory", "List a folder.", schema),
-                                                  ToolDef("read_text_file", "Read a file.", schema),
-                                                  ToolDef("search_files", "Search for files.", schema)))
-    calls = tuple(CallSeen("list_directory", "list_directory", {"path": path}, False, "[FILE] a.md")
-                  for path in ("notes/drafts", "docs/archive"))
-    episode = EpisodeSeen("t1", "sim:lexical", "List the notes.", True, ("list_directory",), (),
-                          ("list_directory",), calls, "", "")
-    hints = parameter_hints(catalog, [episode], ["List the notes."])
+    hints = path_hints({"list_directory": "List a folder.", "read_text_file": "Read a file.",
+                        "search_files": "Search for files."},
+                       "list_directory", ("notes/drafts", "docs/archive"), "[FILE] a.md")
     folder = hints["list_directory"]["path"]
     assert re.fullmatch(r"A path, e\.g\. \w+/\w+\.", folder)
     assert hints["read_text_file"]["path"] == folder.removesuffix(".") + ".txt."
@@ -164,12 +163,9 @@ def test_a_file_tool_lent_a_folder_example_shows_a_file_but_a_search_keeps_its_f
 
 
 def test_the_example_shows_the_form_most_accepted_values_had() -> None:
-    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-    catalog = Catalog(server_name="files", tools=(ToolDef("open_thing", "Open it.", schema),))
-    calls = tuple(CallSeen("open_thing", "open_thing", {"path": path}, False, "ok")
-                  for path in ("notes/drafts", "docs/faq.md", "web/app.js"))  # once a folder, mostly files
-    episode = EpisodeSeen("t1", "sim:lexical", "Open it.", True, ("open_thing",), (), ("open_thing",), calls, "", "")
-    example = parameter_hints(catalog, [episode], ["Open it."])["open_thing"]["path"].split("e.g. ")[1]
+    hints = path_hints({"open_thing": "Open it."}, "open_thing",
+                       ("notes/drafts", "docs/faq.md", "web/app.js"), "ok")  # once a folder, mostly files
+    example = hints["open_thing"]["path"].split("e.g. ")[1]
     assert re.fullmatch(r"\w+/\w+\.(md|js)\.", example), example
 
 

@@ -142,8 +142,7 @@ class SimAgent:
         return cached[1]
 
     def _profile(self, tool: ToolDef, names: list[str]) -> Profile:
-        description = tool.description or ""
-        read = first_sentence(description) if self.habit == "skim" else description
+        read = self._read(tool)
         params = " ".join(f"{n} {p.get('description', '')}" for n, p in tool.properties.items())
         kept = " ".join(s for s in sentences(read) if not _BOUNDARY.search(s))
         # An exclusion is what the tool is NOT for: words it also claims in its name or its positive

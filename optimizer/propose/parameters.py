@@ -16,7 +16,7 @@ from optimizer.propose.evidence import ArgumentNote, argument_notes
 from optimizer.propose.formats import NOUNS, Alternative, Format, read_gloss, read_message
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.text import stem, terms, words
-from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, find_values, property_kinds
+from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, find_values, names_a_file, property_kinds
 
 GENERIC_PARAMETERS = frozenset(("id", "value", "data", "q", "query", "input", "text", "key", "name", "type", "item",
                                "arg", "args", "params", "payload", "body", "content", "object", "string", "number",
@@ -111,12 +111,8 @@ def _accepted(name: str, note: ArgumentNote) -> list[Alternative]:
 def _typical(values: Sequence[str]) -> str:
     """The first of the values of the commonest form: a file name (with an extension) or not. A file reader that
     agents also handed a folder now and then still shows a file in its example."""
-    forms = Counter(bool(_EXTENSION.search(v)) for v in values)
-    common = forms.most_common(1)[0][0]
-    return next(v for v in values if bool(_EXTENSION.search(v)) == common)
-
-
-_EXTENSION = re.compile(r"[^/.]\.[A-Za-z][A-Za-z0-9]{0,5}$")
+    common = Counter(names_a_file(v) for v in values).most_common(1)[0][0]
+    return next(v for v in values if names_a_file(v) == common)
 
 
 def _borrow(catalog: Catalog, hints: dict[str, dict[str, str]], tasks_by_tool: Mapping[str, Sequence[str]]) -> None:
