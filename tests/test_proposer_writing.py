@@ -13,7 +13,7 @@ from optimizer.propose.base import CallSeen, EpisodeSeen
 from optimizer.propose.fields import counted_noun, labels_in, result_fields, subject, substantive
 from optimizer.propose.formats import Format, invent, read_gloss, read_message
 from optimizer.propose.parameters import parameter_hints
-from optimizer.propose.wording import action, gerund, imperative, job, purpose, returns
+from optimizer.propose.wording import action, gerund, imperative, job, purpose, returns, spell_out, spelled_out
 
 BOOKS = [
     "Book B-2001: Dune - author Frank Herbert, shelf 4A, status on loan, due 2031-03-04, copies 3.",
@@ -131,6 +131,20 @@ def test_purpose_result_and_boundary_phrases() -> None:
     assert job(book, []) == "books"
     assert job(action("renew_loan"), []) == "renewing a loan"
     assert job(action("list_loans"), ["due date"]) == "listing loans with their due date"
+
+
+def test_an_abbreviation_is_spelled_out_in_the_words_the_requests_use_for_it() -> None:
+    asked = ["Is Phoenix observing daylight saving time right now?", "What is Dubai's time zone called?"]
+    assert spell_out("is dst", asked) == "is daylight saving time (DST)"
+    assert returns(action("get_current_time"), [spell_out("is dst", asked)]) == \
+        "returns whether it is daylight saving time (DST)"
+    assert spelled_out("dob", ["What is the date of birth on file?"]) == "date of birth"
+    assert spelled_out("etd", ["When is the estimated time of departure?"]) == "estimated time of departure"
+    assert spelled_out("sku", ["Which Stock Keeping Unit is it?"]) == "stock keeping unit"
+    assert spelled_out("dts", asked) is None  # "Dubai's time": a name's possessive spells nothing
+    assert spelled_out("dst", ["dark storage tier", "daylight saving time"]) is None  # spelled two ways
+    assert spelled_out("time", asked) is None  # an English word is no abbreviation
+    assert spell_out("is dst", ["How late is it?"]) == "is dst"
 
 
 PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}

@@ -48,6 +48,7 @@ from optimizer.propose.wording import (
     purpose,
     returns,
     singular,
+    spell_out,
 )
 from optimizer.text import sentences, shared_prefix, stem, terms, words
 from optimizer.values import FREE_TEXT_WORDS, find_values
@@ -167,9 +168,12 @@ class _Study:
 
     def _ranked_fields(self, tool: ToolDef) -> list[str]:
         """Result fields, those whose words the tool's train requests use first, then in result order; none
-        that only repeats the tool's name."""
+        that only repeats the tool's name. An abbreviation the requests or the server's descriptions spell out is said
+        in words ("is daylight saving time (DST)")."""
         own = set(terms(tool.name.replace("_", " "))) | set(terms(self.noun(tool) or ""))
-        labels = [f for f in result_fields(substantive(self.results.get(tool.name, []))) if not set(terms(f)) <= own]
+        said = [*self.evidence.prompts_by_tool.get(tool.name, ()), *(t.description for t in self.catalog.tools)]
+        labels = [spell_out(f, said) for f in result_fields(substantive(self.results.get(tool.name, [])))
+                  if not set(terms(f)) <= own]
         asked = {f: sum(self.tasks.count(tool.name, t) for t in terms(f) if t not in KIND_WORDS | own) for f in labels}
         valued = {f: bool(set(terms(f)) & KIND_WORDS) for f in labels}  # "email": a word requests carry as values
         return sorted(labels, key=lambda f: (valued[f], -min(asked[f], 2), labels.index(f)))

@@ -10,7 +10,7 @@ its inputs and the fields its results hold. General English only (verb forms, ar
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from optimizer.lint.rules_description import FILLER as LINT_FILLER
@@ -123,9 +123,63 @@ def old_trigger(old: str) -> str:
 def _spelled(label: str) -> str:
     """A field label as it is written: a short word English does not have is an abbreviation ("is dst" ->
     "is DST", "sku" -> "SKU")."""
+    return " ".join(w.upper() if len(w) <= 4 and abbreviation(w) else w for w in label.split())
+
+
+def abbreviation(word: str) -> bool:
+    """A short word English does not have: "dst", "sku", "etd"."""
+    lower = word.lower()
+    return 2 <= len(word) <= 5 and word.isalpha() and lower not in STOPWORDS and lower not in common_words()
+
+
+def spelled_out(short: str, texts: Iterable[str]) -> str | None:
+    """The words an abbreviation stands for, when the texts say them: a run of common English words in one clause
+    whose initials spell it, all in lower case or all capitalised, a function word between two of them skipped or
+    spelled ("dst" -> "daylight saving time", "etd" -> "estimated time of departure", "dob" -> "date of birth");
+    None when no text does, or when the texts spell it two ways."""
+    letters = short.lower()
+    if not abbreviation(letters):
+        return None
     common = common_words()
-    return " ".join(w.upper() if len(w) <= 4 and w.isalpha() and w not in common and w not in STOPWORDS else w
-                    for w in label.split())
+    found: set[str] = set()
+    for text in texts:
+        for clause in re.split(r"[.,;:!?()\"“”\n]+", text):
+            tokens = re.findall(r"[A-Za-z][A-Za-z'’]*", clause)
+            for start in range(len(tokens)):
+                run = _initials_run([t.lower() for t in tokens], start, letters, common)
+                cased = {t[:1].isupper() for t in tokens[start:start + len(run)] if t.lower() not in STOPWORDS}
+                if run and len(cased) == 1:  # lower case, or Title Case throughout; not a name beside words
+                    found.add(" ".join(run))
+    return found.pop() if len(found) == 1 else None
+
+
+def _initials_run(tokens: Sequence[str], start: int, letters: str, common: frozenset[str]) -> list[str]:
+    run: list[str] = []
+    at = start
+    for index, letter in enumerate(letters):
+        inner = 0 < index < len(letters) - 1
+        word = tokens[at] if at < len(tokens) else ""
+        if run and word in STOPWORDS and not (inner and word[:1] == letter) and at + 1 < len(tokens):
+            run.append(word)  # "time of arrival" spells "eta"
+            at += 1
+            word = tokens[at]
+        function = word in STOPWORDS and not inner
+        if word[:1] != letter or function or (word not in common and word not in STOPWORDS) or word == letters:
+            return []
+        run.append(word)
+        at += 1
+    return run
+
+
+def spell_out(label: str, texts: Iterable[str]) -> str:
+    """A field label with each abbreviation the texts spell out said in words first: "is dst" -> "is daylight saving
+    time (DST)"."""
+    said = list(texts)
+    out = []
+    for word in label.split():
+        words_for = spelled_out(word, said) if abbreviation(word) else None
+        out.append(f"{words_for} ({word.upper()})" if words_for else word)
+    return " ".join(out)
 
 
 def returns(act: Action, fields: Sequence[str], count_noun: str | None = None) -> str:
