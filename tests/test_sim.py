@@ -642,3 +642,18 @@ def test_a_complaint_with_a_question_never_writes(habit: str) -> None:
              tool("track_shipment", "Track a shipment.", {"order": {"type": "string"}}))
     prompt = "My air purifier (order #10029) hasn't come. Where is the delivery now?"
     assert first_tool(SimAgent(habit), tools, prompt) == "track_shipment"
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_a_word_and_its_derived_noun_meet(habit: str) -> None:
+    # "pay" / "payment", "own" / "owner": any reader takes them for one subject; "custom" is not "customer"'s verb
+    # and "sign" not "signal"'s, so only endings that reliably derive a noun count, and then at half weight
+    tools = (tool("list_orders", "List orders by customer id.", {"customer": {"type": "string"}}),
+             tool("get_account", "Look up an account by customer id; returns its payment method and plan.",
+                  {"customer": {"type": "string"}}),
+             tool("get_document", "Look up a document by path; returns its owner and title.",
+                  {"path": {"type": "string"}}))
+    assert first_tool(SimAgent(habit), tools, "Which credit card does C-1008 pay with?") == "get_account"
+    assert first_tool(SimAgent(habit), tools, "Who owns docs/setup.md?") == "get_document"
+    portal = (tool("open_portal", "Open the customer portal.", {}), tool("sign_form", "Sign a form.", {}))
+    assert first_tool(SimAgent(habit), portal, "Where do I sign up?") == "sign_form"

@@ -6,7 +6,8 @@ parameter descriptions, and honours boundary sentences ("not for …", "use X in
 weights name tokens by position and reads only each description's first sentence. Both score a tool lower when its
 parameters cannot take the values the request gives (two paths and one `path`; a clock time and no time to fill:
 `sim_fit`), and go to the replacement a deprecation notice names ("DEPRECATED: Use read_text_file instead.").
-They take change/modify/edit for update, remove/erase for delete and add/make for create, as any reader does.
+They take change/modify/edit for update, remove/erase for delete and add/make for create, as any reader does,
+and a word for its noun at half weight ("pay" / "payment", "own" / "owner").
 Both split the task into clauses and make one call per clause, fill arguments from the text in the shapes the
 parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
 what the tools returned. Between tools that score the same, a question never goes to a tool whose name says
@@ -230,6 +231,7 @@ class SimAgent:
             query = context | {t: 1.0 for t in _words(describe_values(clause))}
             if proper_names(clause):  # "Who does Yuki Tanaka work for?" reads as a question about a name
                 query.setdefault(stem("name"), 0.5)
+            query = _derived(query, index) | query
             scores = self._scores(query, profiles, index)
             factors = fit_factors(clause, {p.name: p.takes for p in profiles})
             # below zero words, the fit still breaks a tie: a reader who matches nothing goes by what a tool can take
@@ -323,6 +325,23 @@ def _writes(name: str) -> bool:
 
 
 _Index = dict[str, tuple[float, Counter[str], list[tuple[tuple[str, ...], Counter[str]]]]]
+
+
+_DERIVING = ("ment", "ness", "ation", "ion", "ity", "er")
+"""Endings that make a noun of a verb or an adjective: any reader takes "pay" and "payment" for one subject."""
+
+
+def _derived(query: dict[str, float], index: _Index) -> dict[str, float]:
+    """Half the weight of a request's word for each tool word that is the same word with a derivational ending added
+    or taken away ("pay" in the request, "payment" in a description), the bare word three letters or more."""
+    vocabulary = {t for _avg, df, _docs in index.values() for t in df}
+    out: dict[str, float] = {}
+    for term, weight in query.items():
+        for other in vocabulary:
+            short, long = sorted((term, other), key=len)
+            if len(short) >= 3 and long.startswith(short) and long[len(short):] in _DERIVING:
+                out[other] = max(out.get(other, 0.0), weight / 2)
+    return out
 
 
 def _index(profiles: list[Profile]) -> _Index:
