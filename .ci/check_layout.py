@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
      "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.pool", "optimizer.search", "optimizer.gate",
      "optimizer.task_check", "optimizer.server_faults", "optimizer.server_results", "optimizer.trial_owner",
-     "optimizer.study_storage"),
+     "optimizer.study_storage", "optimizer.server_leases"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.episode",
      "optimizer.task_generate", "optimizer.task_offline", "optimizer.task_explore", "optimizer.html_report",

@@ -3,8 +3,8 @@ servers in examples/published/ — measured side by side in one run: held-out ac
 offline agent, definition tokens baseline → winner, how many tools the winner changes, the text-rule findings
 it adds (lint's text-* rules; expected 0), the gate, the winner's failed held-out episodes split into a missed
 expected tool (what a definition can still fix) and every expected tool called (arguments, or what the agent would
-have to know), and the wall time. README's test-bed table is
-this script's output.
+have to know), the episodes that changed the server's state (later episodes on that process saw it; see
+bench/isolation.py for `--isolate`), and the wall time. README's test-bed table is this script's output.
 
     python bench/testbed.py [--only NAME,…] [--json]
 
@@ -73,12 +73,14 @@ def readme_command(readme: Path) -> str:
     return " ".join(match.group(0).split())
 
 
-def measure(server: Server, runs: Path) -> dict[str, Any]:
+def measure(server: Server, runs: Path, *, isolate: bool = False) -> dict[str, Any]:
+    """One server's row; with `isolate`, the run gives every episode a fresh server (`--isolate`)."""
     config = OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks),
-                            models=OFFLINE_MODELS, allow_destructive=server.allow_destructive)
+                            models=OFFLINE_MODELS, allow_destructive=server.allow_destructive, isolate=isolate)
     started = time.perf_counter()
+    run_id = server.name.replace("/", "-") + ("-isolated" if isolate else "")
     try:
-        summary = asyncio.run(run_optimize(config, runs_dir=runs, run_id=server.name.replace("/", "-")))
+        summary = asyncio.run(run_optimize(config, runs_dir=runs, run_id=run_id))
     except RunError as exc:
         return {"server": server.name, "command": server.command, "skipped": str(exc).splitlines()[0]}
     wall = time.perf_counter() - started
@@ -90,6 +92,7 @@ def measure(server: Server, runs: Path) -> dict[str, Any]:
             "tokens": {"baseline": tokens["baseline"], "winner": tokens["winner"],
                        "ratio": round(tokens["winner"] / max(1, tokens["baseline"]), 2)},
             "gate": "PASSED" if summary["gate"]["passed"] else "FAILED", "wall_s": round(wall, 1),
+            "changed_state": summary["state"]["changed"], "episodes_run": summary["episodes"]["run"],
             "changed_tools": len(review.changes),
             "text_findings_added": added_text_problems(review.catalog, review.winner),
             "heldout_failures": failure_kinds(Path(summary["run_dir"]), summary["winner"]["candidate"])}
@@ -114,10 +117,11 @@ def _cell(side: dict[str, Any]) -> str:
 def markdown(rows: list[dict[str, Any]]) -> str:
     head = "| server | tasks (train/held-out) | " + " | ".join(f"{m} held-out" for m in OFFLINE_MODELS)
     lines = [head + " | definition tokens | tools changed | text findings added | gate | held-out failures: wrong "
-                    "tool / right tools | wall s |", "|---" * (len(OFFLINE_MODELS) + 8) + "|"]
+                    "tool / right tools | episodes that changed state | wall s |",
+             "|---" * (len(OFFLINE_MODELS) + 9) + "|"]
     for row in rows:
         if "skipped" in row:
-            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 6))
+            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 7))
             continue
         cells = [f"{_cell(row['heldout'][m]['baseline'])} → {_cell(row['heldout'][m]['winner'])}"
                  for m in OFFLINE_MODELS]
@@ -126,7 +130,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                      f"{' | '.join(cells)} | {t['baseline']:,} → {t['winner']:,} ({t['ratio']:.2f}×) | "
                      f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['gate']} | "
                      f"{row['heldout_failures']['wrong_tool']} / {row['heldout_failures']['right_tools']} | "
-                     f"{row['wall_s']} |")
+                     f"{row['changed_state']} of {row['episodes_run']} | {row['wall_s']} |")
     return "\n".join(lines)
 
 

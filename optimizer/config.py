@@ -48,6 +48,11 @@ class EvalConfig(BaseModel):
                                                          "tools do: bm25 (words) or regex (a pattern); top 5 loaded.")
     max_turns: int = Field(12, ge=1, description="Model turns per task.")
     allow_destructive: bool = Field(False, description="Let agents call tools annotated destructiveHint: true.")
+    isolate: bool = Field(False, description="Start every episode from a fresh server: an episode about to call a "
+                          "tool that may change state waits to have its server process alone, which is restarted "
+                          "after it when such a call succeeded. Exact for servers that start from the same state "
+                          "each time; costs a restart per episode that wrote. Without it, later episodes see earlier "
+                          "ones' writes, and the summary counts those episodes.")
     system_prompt: str | None = Field(None, description="Your agent's own system prompt (a file), included "
                                       "verbatim: test descriptions under the prompt they will ship with.")
     thinking: str | None = Field(None, description="Claude extended thinking: a token budget (1024 or more) or "

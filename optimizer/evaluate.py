@@ -25,6 +25,7 @@ from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
 from optimizer.scoring import Verdict, confusion, response_text, score
+from optimizer.server_leases import Lease, Leases, may_change_state
 from optimizer.servers import ServerPool
 from optimizer.store import RunStore, StoredEpisode, episode_key
 from optimizer.tasks import Task
@@ -67,6 +68,8 @@ class EvalResult:
     """episodes an infrastructure fault kept from being scored, after every retry"""
     infra_retried: int = 0
     """episodes an infrastructure fault (a server crash, an API that gave up) stopped at least once, then retried"""
+    changed_state: int = 0
+    """episodes run here that made a successful call to a tool that may change the server's state"""
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class EvalSettings:
     """Grades `match: judge` answers (see judge.py)."""
     tool_search: SearchMode = "off"
     """Defer every tool behind a search tool (see tool_search.py)."""
+    isolate: bool = False
+    """Restart the server after each episode that changed its state, which runs alone (see server_leases.py)."""
 
 
 @dataclass(frozen=True)
@@ -106,10 +111,13 @@ async def evaluate(
     """`context`: servers whose tools the agent sees beside the candidate's (their read-only tools run);
     `naming`: how the client names the tools it shows (see context.py)."""
     exposed = apply(catalog, candidate)
-    call: CallTool = pool.call
+    leases = Leases(pool, [t.name for t in catalog.tools if may_change_state(t)], isolate=settings.isolate)
+
+    def calls(lease: Lease) -> CallTool:
+        return context.call(lease.call) if context else lease.call
+
     if context:
         exposed, _ = context.expose(exposed)
-        call = context.call(pool.call)
     exposed = client_names(exposed, naming, catalog.server_name)
     search = ToolSearch(exposed, settings.tool_search) if settings.tool_search != "off" else None
     exposed_digest = exposed.digest if search is None else digest([exposed.digest, "tool-search", search.mode])
@@ -134,17 +142,19 @@ async def evaluate(
             break
         # Retries run one at a time, so an episode that crashes the server cannot take others with it.
         workers = max(1, settings.max_connections) * 2 if attempt == 0 else 1
-        jobs = await _run_jobs(jobs, call, store, exposed, candidate, settings, turn_slot, result, progress, workers,
-                               search)
+        jobs = await _run_jobs(jobs, leases, calls, store, exposed, candidate, settings, turn_slot, result, progress,
+                               workers, search)
         if attempt == 0:
             result.infra_retried = len(jobs)
     result.infra_errors = len(jobs)
+    result.changed_state = leases.changed
     result.outcomes.sort(key=lambda o: (o.model, o.split, o.task_id, o.epoch))
     return result
 
 
 async def _run_jobs(
-    jobs: list[_Job], call: CallTool, store: RunStore, exposed: Exposed, candidate: Candidate,
+    jobs: list[_Job], leases: Leases, calls: Callable[[Lease], CallTool], store: RunStore, exposed: Exposed,
+    candidate: Candidate,
     settings: EvalSettings, turn_slot: asyncio.Semaphore, result: EvalResult, progress: Progress | None,
     workers: int, search: ToolSearch | None,
 ) -> list[_Job]:
@@ -156,8 +166,9 @@ async def _run_jobs(
     async def worker() -> None:
         while not queue.empty():
             job = queue.get_nowait()
-            episode = await run_episode(job.task, job.model, exposed, call, settings.episode,
-                                        seed=_episode_seed(settings.seed, job), turn_slot=turn_slot, search=search)
+            async with leases.episode() as lease:
+                episode = await run_episode(job.task, job.model, exposed, calls(lease), settings.episode,
+                                            seed=_episode_seed(settings.seed, job), turn_slot=turn_slot, search=search)
             if episode.status == "infra_error":
                 store.record_fault(job.key, job.model.id, job.task.id, episode.error or "infrastructure fault")
                 failed.append(job)

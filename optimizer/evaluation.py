@@ -13,6 +13,7 @@ from optimizer.context import SEPARATOR
 from optimizer.evaluate import EvalResult, Outcome, Progress, first_tool_confusion, search_recall, unfound_queries
 from optimizer.harness import Harness, open_harness
 from optimizer.scoring import accuracy_table
+from optimizer.server_leases import state_report
 
 
 async def run_eval(
@@ -54,7 +55,8 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         **({"tool_search": run.config.tool_search, "search": search_recall(result.outcomes),
             "unfound": unfound_queries(result.episodes)} if run.config.tool_search != "off" else {}),
         "episodes": {"run": result.run, "cached": result.cached, "infra_errors": result.infra_errors,
-                     "infra_retried": result.infra_retried},
+                     "infra_retried": result.infra_retried, "changed_state": result.changed_state},
+        "state": state_report(result.changed_state, result.run, isolate=run.config.isolate),
         "server_restarts": run.pool.restarts,
         "notices": run.notices,
     }

@@ -55,7 +55,7 @@ class Harness(Generic[ConfigT]):
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     """How every episode of the run goes (system prompt, turns, blocked tools); read once when the run opens."""
     episodes: dict[str, int] = field(default_factory=lambda: {"run": 0, "cached": 0, "infra_errors": 0,
-                                                              "infra_retried": 0})
+                                                              "infra_retried": 0, "changed_state": 0})
     context: Context = field(default_factory=Context)
     """The servers standing beside the target (`--mcp-config`/`--context`, `--context-server`), opened."""
     stage: Callable[[str, int | None], None] = field(default=lambda label, total: None)
@@ -71,7 +71,8 @@ class Harness(Generic[ConfigT]):
 
     def settings(self, epochs: int = 1) -> EvalSettings:
         return EvalSettings(epochs=epochs, seed=self.config.seed, max_connections=self.config.max_connections,
-                            episode=self.episode, judge=self.judge, tool_search=self.config.tool_search)
+                            episode=self.episode, judge=self.judge, tool_search=self.config.tool_search,
+                            isolate=self.config.isolate)
 
     async def evaluate(
         self, candidate: Candidate, tasks: Sequence[Task], *, epochs: int = 1, pool: ServerPool | None = None,

@@ -326,9 +326,18 @@ class ServerPool:
             raise ServerError("the server pool is not open")
         return min(self._connections, key=lambda c: c.busy)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
-        """Call a tool by its ORIGINAL name. Raises ServerCrashed when the server died meanwhile."""
-        conn = self._pick()
+    @property
+    def connections(self) -> tuple[_Connection, ...]:
+        return tuple(self._connections)
+
+    async def reset(self, conn: _Connection) -> None:
+        """Restart one connection's server process: it starts again from whatever state a fresh start gives."""
+        await self._restart(conn, conn.generation, "an episode changed the server's state", counted=False)
+
+    async def call(self, name: str, arguments: dict[str, Any], *, on: _Connection | None = None) -> CallOutcome:
+        """Call a tool by its ORIGINAL name, on connection `on` (default: the least busy). Raises ServerCrashed when
+        the server died meanwhile."""
+        conn = on or self._pick()
         if conn.client is None and self._restart_lock.locked():
             async with self._restart_lock:  # a restart is under way: wait for it rather than fail
                 pass
@@ -373,12 +382,13 @@ class ServerPool:
             duration_s=time.perf_counter() - started,
         )
 
-    async def _restart(self, conn: _Connection, generation: int, why: str = "server connection lost") -> None:
+    async def _restart(self, conn: _Connection, generation: int, why: str = "server connection lost", *,
+                       counted: bool = True) -> None:
         async with self._restart_lock:
             if conn.generation != generation:
                 return  # another caller already restarted this connection
-            self.restarts += 1
-            if self._errlog is not None:
+            self.restarts += counted
+            if self._errlog is not None and counted:
                 self._errlog.write(f"[optimizer] {why}; restarting (restart {self.restarts})\n")
             await conn.stop()
             try:

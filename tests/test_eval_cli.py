@@ -103,7 +103,7 @@ def test_resume_after_a_kill_repeats_no_finished_episode(run_cli: Cli, tmp_path:
     assert report["episodes"]["run"] == total - done_before
     assert count_episodes(db) == total
     again = json.loads(run_cli("eval", "--resume", "killed", "--runs-dir", str(tmp_path), "--json").stdout)
-    assert again["episodes"] == {"run": 0, "cached": total, "infra_errors": 0, "infra_retried": 0}
+    assert again["episodes"] == {"run": 0, "cached": total, "infra_errors": 0, "infra_retried": 0, "changed_state": 0}
 
 
 

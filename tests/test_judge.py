@@ -405,7 +405,7 @@ def test_eval_with_the_offline_judge_stores_verdicts_and_resumes_without_judging
                     "--run-id", "judged", *args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     report = json.loads(first.stdout)
-    assert report["episodes"] == {"run": 4, "cached": 0, "infra_errors": 0, "infra_retried": 0}
+    assert report["episodes"] == {"run": 4, "cached": 0, "infra_errors": 0, "infra_retried": 0, "changed_state": 0}
     assert any(LEXICAL_ID in n and "OFFLINE" in n for n in report["notices"])
     run_dir = tmp_path / "judged"
     verdicts = stored_verdicts(run_dir)
@@ -421,7 +421,8 @@ def test_eval_with_the_offline_judge_stores_verdicts_and_resumes_without_judging
 
     again = run_cli("eval", "--resume", "judged", *args, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert json.loads(again.stdout)["episodes"] == {"run": 0, "cached": 4, "infra_errors": 0, "infra_retried": 0}
+    assert json.loads(again.stdout)["episodes"] == {"run": 0, "cached": 4, "infra_errors": 0, "infra_retried": 0,
+                                                    "changed_state": 0}
     assert judge_meta(run_dir) == cached and stored_verdicts(run_dir) == verdicts
 
 

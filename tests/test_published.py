@@ -95,5 +95,5 @@ def test_eval_against_everything(run_cli: Callable[..., Any], tmp_path: Path) ->
     result = run_cli(*args)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["episodes"] == {"run": 1, "cached": 0, "infra_errors": 0, "infra_retried": 0}
+    assert report["episodes"] == {"run": 1, "cached": 0, "infra_errors": 0, "infra_retried": 0, "changed_state": 0}
     assert report["results"]["sim:lexical"]["train"]["passed"] == 1

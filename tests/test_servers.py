@@ -248,7 +248,8 @@ def test_eval_crash_is_an_infrastructure_error_retried_and_never_scored(
     # Two server connections: a call is never sent to the connection that is being restarted, so only the task
     # that crashes the server is affected (with one connection, episodes running beside it fail too and retry).
     report, transcripts = eval_report(run_cli, tmp_path, tasks, "--server-instances", "2", "--max-connections", "1")
-    assert report["episodes"] == {"run": 2, "cached": 0, "infra_errors": 1, "infra_retried": 1}
+    assert report["episodes"] == {"run": 2, "cached": 0, "infra_errors": 1, "infra_retried": 1,
+                                  "changed_state": 0}
     assert report["server_restarts"] == 3  # the first attempt and two retries each crashed it
     results = report["results"]["sim:lexical"]
     assert (results["train"]["n"], results["train"]["passed"]) == (1, 1)  # crash-it is not scored
@@ -265,7 +266,7 @@ def test_eval_slow_tool_is_the_models_failure_not_an_infra_error(run_cli: Callab
     started = time.monotonic()
     report, transcripts = eval_report(run_cli, tmp_path, tasks, "--tool-timeout", "1", "--server-instances", "1")
     assert time.monotonic() - started < 60
-    assert report["episodes"] == {"run": 1, "cached": 0, "infra_errors": 0, "infra_retried": 0}
+    assert report["episodes"] == {"run": 1, "cached": 0, "infra_errors": 0, "infra_retried": 0, "changed_state": 0}
     assert report["server_restarts"] == 0
     assert report["results"]["sim:lexical"]["train"] | {"ci_low": 0, "ci_high": 0} == {
         "n": 1, "passed": 0, "accuracy": 0.0, "ci_low": 0, "ci_high": 0}
@@ -286,7 +287,7 @@ def test_eval_slow_tool_on_a_one_request_at_a_time_server_is_scored_once_without
                      "--tool-timeout", "1", "--server-instances", "1")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["episodes"] == {"run": 1, "cached": 0, "infra_errors": 0, "infra_retried": 0}
+    assert report["episodes"] == {"run": 1, "cached": 0, "infra_errors": 0, "infra_retried": 0, "changed_state": 0}
     assert report["server_restarts"] == 0
     assert report["results"]["sim:lexical"]["train"]["n"] == 1  # scored: the agent saw a slow tool
     (transcript,) = (tmp_path / "runs" / "r1" / "transcripts").glob("*.jsonl")

@@ -40,7 +40,7 @@ def eval_command(**options: Any) -> None:
         report = asyncio.run(run_eval(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
                                       progress=progress.advance, on_start=progress.start,
                                       overrides=resume_overrides(max_usd, prices)))
-    for notice in report["notices"]:
+    for notice in [*report["notices"], *([report["state"]["note"]] if report["state"]["note"] else [])]:
         err.print(f"[yellow]note:[/] {notice}", soft_wrap=True)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")

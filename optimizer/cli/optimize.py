@@ -90,6 +90,8 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
         console.print(f"why: {sentence}", soft_wrap=True)
     tokens = data["definition_tokens"]
     console.print(f"definition tokens {tokens['baseline']} → {tokens['winner']}; stopped: {data['stop_reason']}")
+    if data["state"]["note"]:
+        console.print(f"state: {escape(data['state']['note'])}", soft_wrap=True)
     run_dir = data["run_dir"]
     if data.get("source_patch"):
         sp = data["source_patch"]

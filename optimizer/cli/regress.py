@@ -85,5 +85,7 @@ def _print(report: dict[str, Any]) -> None:
     note = underpowered_note(report["results"])
     if note:
         out.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)
+    if report["state"]["note"]:
+        out.print(f"state: {escape(report['state']['note'])}", soft_wrap=True)
     out.print("[bold green]PASSED[/]" if report["passed"] else "[bold red]REGRESSION[/]")
     out.print(f"report: {escape(report['report_html'])}")

@@ -221,7 +221,7 @@ def _plain(word: str) -> str:
 def check_security_server(tools: Sequence[ToolDef]) -> list[Finding]:
     """security-untrusted-and-destructive (server-level)."""
     readers = [(t, why) for t in tools if (why := _reads_untrusted(t))]
-    writers = sorted(((t, why) for t in tools if (why := _changes_state(t))),
+    writers = sorted(((t, why) for t in tools if (why := changes_state(t))),
                      key=lambda tw: not tw[1].startswith("is destructive"))
     pairs = [(r, w) for r in readers for w in writers if r[0] is not w[0]]
     if not pairs:
@@ -251,7 +251,8 @@ def _reads_untrusted(tool: ToolDef) -> str | None:
     return None
 
 
-def _changes_state(tool: ToolDef) -> str | None:
+def changes_state(tool: ToolDef) -> str | None:
+    """Why calling the tool may change state (its annotations, else its name's verb), or None."""
     if tool.hint("destructiveHint") is True:
         return "is destructive (destructiveHint: true)"
     if tool.hint("readOnlyHint") is False:

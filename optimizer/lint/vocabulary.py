@@ -44,6 +44,9 @@ DESTRUCTIVE_VERBS = vocab("""delete remove drop revoke destroy purge erase wipe 
 WRITE_VERBS = DESTRUCTIVE_VERBS | vocab("""send create update write set post publish put patch insert upload submit
     refund charge pay transfer move rename edit modify assign escalate schedule book invite approve reject merge
     deploy commit push revert""")
+KEEPING_VERBS = vocab("add append save store record remember")
+"""Verbs that usually keep something new ("add_note", "save_draft") but read as arithmetic or a sign-in elsewhere
+("add two numbers", "log in"): not WRITE_VERBS for lint; a reason to treat an unannotated tool as changing state."""
 KNOWN_VERBS = WRITE_VERBS | vocab("""get list search find fetch retrieve read lookup look query check show view
     describe count validate verify compare calculate compute convert analyze analyse summarize extract parse format
     render generate translate echo ping track watch monitor resolve explain estimate preview download export import

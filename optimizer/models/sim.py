@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optimizer.definitions import ToolDef, canonical_json
-from optimizer.lint.vocabulary import DEPRECATED, VERB_CLASS, WRITE_VERBS
+from optimizer.lint.vocabulary import DEPRECATED, KEEPING_VERBS, VERB_CLASS, WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
 from optimizer.models.sim_fit import capacity, fit_factors
@@ -44,7 +44,7 @@ _BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|
 _BOUNDARY_WORDS = frozenset(terms("use used using instead rather"))
 _RETRYABLE = re.compile(r"\b(transient|temporar|try again|retry)", re.IGNORECASE)
 _HOPELESS = re.compile(r"\b(business|permission|not allowed|forbidden|cannot be)\b", re.IGNORECASE)
-_WRITE_STEMS = frozenset(stem(w) for w in (*WRITE_VERBS, "add", "append", "save", "store", "record", "remember"))
+_WRITE_STEMS = frozenset(stem(w) for w in WRITE_VERBS | KEEPING_VERBS)
 K1, B = 1.2, 0.75
 _SAME_VERB = {form: verb for form, verb in VERB_CLASS.items() if verb in ("create", "update", "delete")}
 """Verbs any reader takes for one another: change/modify/edit an entry, remove/erase it, add/make one."""

@@ -19,6 +19,7 @@ from optimizer.patch import definitions_diff, save_overlay
 from optimizer.pin import write_lock
 from optimizer.prices import PriceTable, load_prices
 from optimizer.scoring import accuracy_table
+from optimizer.server_leases import state_report
 from optimizer.source import source_patch
 from optimizer.store import StoredEpisode
 from optimizer.text import points
@@ -136,6 +137,8 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "definition_tokens": {"baseline": outcome.baseline.tokens, "winner": outcome.winner.tokens,
                               "per_tool": _tokens_by_tool(outcome)},
         "episodes": outcome.episodes,
+        "state": state_report(outcome.episodes.get("changed_state", 0), outcome.episodes["run"],
+                              isolate=config.isolate),
         "cost": run_cost(outcome),
         "rounds": [vars(r) for r in outcome.rounds],
         "candidates": outcome.candidates,
@@ -195,6 +198,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"stopped: {data['stop_reason']}", ""]
+    lines += [data["state"]["note"], ""] if data["state"]["note"] else []
     lines += _accuracy_section(data) + _context_section(data) + _search_section(data) + _gate_section(data)
     lines += _candidates_section(data)
     lines += _diagnosis_section(data)

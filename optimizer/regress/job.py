@@ -24,6 +24,7 @@ from optimizer.harness import Harness, open_harness
 from optimizer.html_report import changes_of
 from optimizer.patch import load_overlay
 from optimizer.regress.outputs import write_report_html
+from optimizer.server_leases import state_report
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.store import StoredEpisode
 
@@ -140,7 +141,9 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
         "context": run.context.names, "client_naming": cfg.client_naming, "passed": passed, "results": rows,
         "episodes": {"run": before.run + after.run, "cached": before.cached + after.cached,
                      "infra_errors": before.infra_errors + after.infra_errors,
-                     "infra_retried": before.infra_retried + after.infra_retried},
+                     "infra_retried": before.infra_retried + after.infra_retried,
+                     "changed_state": before.changed_state + after.changed_state},
+        "state": state_report(before.changed_state + after.changed_state, before.run + after.run, isolate=cfg.isolate),
     }
 
 
