@@ -34,7 +34,7 @@ def main() -> None:
     print("OFFLINE — simulated agents, rules proposer, seed 0: shared server processes vs --isolate")
     print("| server | episodes that changed state | " + " | ".join(f"{m} shared | {m} isolated" for m in OFFLINE_MODELS)
           + " | wall s shared | wall s isolated | ratio |")
-    print("|---" * (4 + 2 * len(OFFLINE_MODELS)) + "|")
+    print("|---" * (5 + 2 * len(OFFLINE_MODELS)) + "|")
     for row in rows:
         shared, isolated = row["shared"], row["isolated"]
         if "skipped" in shared or "skipped" in isolated:

@@ -51,8 +51,8 @@ class EvalConfig(BaseModel):
     isolate: bool = Field(False, description="Start every episode from a fresh server: an episode about to call a "
                           "tool that may change state waits to have its server process alone, which is restarted "
                           "after it when such a call succeeded. Exact for servers that start from the same state "
-                          "each time; costs a restart per episode that wrote. Without it, later episodes see earlier "
-                          "ones' writes, and the summary counts those episodes.")
+                          "each time; costs a restart per episode that wrote. Without it, later episodes may see "
+                          "earlier ones' writes, and the summary counts the episodes that wrote.")
     system_prompt: str | None = Field(None, description="Your agent's own system prompt (a file), included "
                                       "verbatim: test descriptions under the prompt they will ship with.")
     thinking: str | None = Field(None, description="Claude extended thinking: a token budget (1024 or more) or "

@@ -153,6 +153,6 @@ def state_report(changed: int, run: int, *, isolate: bool) -> dict[str, Any]:
                 "process, which was restarted after it.")
     else:
         note = (f"{changed} of the {run} episodes run changed the server's state (a tool that may write answered "
-                "without an error); later episodes on the same server process saw those changes. --isolate starts "
-                "every episode from a fresh server.")
+                "without an error); later episodes on the same server process may have seen those changes. --isolate "
+                "starts every episode from a fresh server.")
     return {"changed": changed, "isolated": isolate, "note": note}
