@@ -9,8 +9,8 @@ else its name's verb) first waits until it is alone on its connection, and keeps
 when one of those calls succeeded, the connection's server is restarted before anyone uses it again. Every episode
 then starts from the state a fresh server start gives, whatever ran before it — exact when the server starts from
 the same state each time (an in-memory server, a launcher that builds its fixture on start, as the test bed's do),
-at the cost of a restart per episode that wrote. Without `isolate`, later episodes see what earlier ones wrote; the
-leases count those episodes (`changed`) so reports can say so.
+at the cost of a restart per episode that wrote. Without `isolate`, later episodes may see what earlier ones wrote;
+the leases count the episodes that wrote (`changed`) so reports can say so.
 """
 
 from __future__ import annotations
@@ -113,17 +113,25 @@ class Leases:
     async def _upgrade(self, conn: _Connection) -> None:
         """From sharing `conn` to holding it alone, once the other episodes on it have answered."""
         async with self._turn:
-            self._state(conn).sharing -= 1
+            use = self._state(conn)
+            use.sharing -= 1
             self._turn.notify_all()
-            await self._claim(conn)
+            try:
+                await self._claim(conn)
+            except BaseException:
+                use.sharing += 1  # cancelled while waiting: still sharing, as `_release` will count it
+                raise
 
     async def _claim(self, conn: _Connection) -> None:
         """Wait (holding the condition's lock) until nobody else is on `conn`, then hold it alone; while waiting, no
         new episode may start sharing it."""
         use = self._state(conn)
         use.waiting += 1
-        await self._turn.wait_for(lambda: not use.sharing and not use.alone)
-        use.waiting -= 1
+        try:
+            await self._turn.wait_for(lambda: not use.sharing and not use.alone)
+        finally:
+            use.waiting -= 1
+            self._turn.notify_all()
         use.alone = True
 
     async def _release(self, lease: Lease) -> None:

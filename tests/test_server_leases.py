@@ -94,6 +94,27 @@ def test_with_isolate_a_writer_waits_until_it_is_alone_and_readers_wait_for_it()
     assert events == ["reader done", "writer wrote", "late reader saw no notes"]
 
 
+def test_an_episode_cancelled_while_waiting_to_write_leaves_the_connection_usable() -> None:
+    async def body(pool: ServerPool) -> str:
+        leases = Leases(pool, ["add_note"], isolate=True)
+        async with leases.episode() as reader:
+            await notes(reader)
+
+            async def writer() -> None:
+                async with leases.episode() as lease:
+                    await notes(lease)
+                    await lease.call("add_note", {"text": "milk"})  # waits for the reader, then is cancelled
+
+            waiting = asyncio.ensure_future(writer())
+            await asyncio.sleep(0.1)
+            waiting.cancel()
+            await asyncio.gather(waiting, return_exceptions=True)
+        async with leases.episode() as later:
+            return await asyncio.wait_for(notes(later), 5)
+
+    assert run_with_pool(1, body).endswith("no notes")
+
+
 def test_a_tool_may_change_state_by_its_annotations_or_its_verb() -> None:
     def tool(name: str, **hints: bool) -> ToolDef:
         return ToolDef(name=name, description="", input_schema={"type": "object"}, annotations=hints or None)
