@@ -31,7 +31,7 @@ MAX_VALUE_CHARS = 80
 SYNTHESISED = {"time": "14:30"}
 """A value of a kind no evidence shows, when the parameter asks for that kind by name or format."""
 CallTool = Callable[[str, dict[str, Any]], Awaitable[CallOutcome]]
-_LABELLED_LINE = re.compile(r"(?:^|(?<=[.!?] ))\s*([A-Za-z][A-Za-z0-9 _-]{0,30}?)\s*:\s+(\S[^\n]{0,100}?)\s*$",
+_LABELLED_LINE = re.compile(r"(?:^|(?<=[.!?] ))[ \t]*([A-Za-z][A-Za-z0-9 _-]{0,30}?)[ \t]*:[ \t]+(\S[^\n]{0,100}?)\s*$",
                             re.MULTILINE)
 
 
@@ -247,6 +247,31 @@ def fillings(tool: ToolDef, seen: Sequence[Seen], rng: random.Random) -> Iterabl
                   for name, values in options.items()}
         yield ({name: value for name, (value, _) in picked.items()},
                {name: seen for name, (_, seen) in picked.items() if seen is not None})
+
+
+def accepted(tool: ToolDef, observations: Sequence[Observation]) -> dict[str, Any]:
+    """For each parameter of `tool`, the value successful calls (of any tool) passed most often to a parameter of the
+    same name and JSON type: what the server is known to take there (`repo_path` accepted by one tool is the
+    repository another tool's `repo_path` wants)."""
+    out = {}
+    for name, prop in tool.properties.items():
+        counts: dict[str, int] = {}
+        values: dict[str, Any] = {}
+        for observation in observations:
+            value = observation.arguments.get(name)
+            if value in (None, "") or isinstance(value, dict | list) or not _same_type(value, prop.get("type")):
+                continue
+            key = json.dumps(value, sort_keys=True)
+            counts[key] = counts.get(key, 0) + 1
+            values[key] = value
+        if counts:
+            out[name] = values[max(counts, key=lambda k: (counts[k], k))]
+    return out
+
+
+def _same_type(value: Any, kind: Any) -> bool:
+    expected = {"string": str, "integer": int, "number": int | float, "boolean": bool}.get(str(kind))
+    return expected is None or (isinstance(value, expected) and not (kind != "boolean" and isinstance(value, bool)))
 
 
 def fitting(tool: ToolDef, seen: Sequence[Seen]) -> dict[str, Any]:

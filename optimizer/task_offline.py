@@ -23,7 +23,7 @@ from typing import Any
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.propose.fields import substantive
 from optimizer.scoring import Expect
-from optimizer.task_explore import Exploration, Observation, Seen, fitting, harvest
+from optimizer.task_explore import Exploration, Observation, Seen, accepted, fitting, harvest
 from optimizer.tasks import Task, assign_split
 from optimizer.text import STOPWORDS, first_sentence, words
 from optimizer.values import ENTITY_KINDS, KIND_AS_WORD
@@ -144,7 +144,10 @@ def draft(catalog: Catalog, run: Exploration, *, seed: int = 0) -> Drafts:
         if chained is not None:
             drafts.multi.append(chained)
     for tool in catalog.tools:
-        drafts.fallback[tool.name] = ("tool_choice", _request(tool, catalog, fitting(tool, run.seen)) + ".",
+        fit = fitting(tool, run.seen)
+        known = {k: v for k, v in accepted(tool, run.observations).items() if k in fit or k in tool.required}
+        arguments = {**fit, **known}
+        drafts.fallback[tool.name] = ("tool_choice", _request(tool, catalog, arguments) + ".",
                                       Expect(tools=(tool.name,)))
         if not drafts.per_tool[tool.name]:
             drafts.per_tool[tool.name].append(drafts.fallback[tool.name])

@@ -19,7 +19,7 @@ import yaml
 from optimizer.definitions import ToolDef
 from optimizer.scoring import Expect
 from optimizer.servers import ServerPool, ServerSpec
-from optimizer.task_explore import Observation, Seen, fillings, harvest
+from optimizer.task_explore import Observation, Seen, accepted, fillings, harvest
 from optimizer.task_generate import validate
 from optimizer.task_offline import question
 from optimizer.tasks import Task, load_tasks
@@ -38,6 +38,20 @@ def test_harvest_reads_labels_items_and_prose() -> None:
                                                             ("next invoice", "2026-04-17", "C-1003")}
     topics = harvest("No policy matches 'x'. Topics: returns, refunds, price-match.")
     assert [s.value for s in topics if s.label == "topics"] == ["returns", "refunds", "price-match"]
+
+
+def test_a_label_whose_value_is_not_on_its_line_labels_nothing() -> None:
+    status = harvest('Untracked files:\n  (use "git add <file>..." to include)\n\tnotes.txt\nBranch: main')
+    assert [(s.label, s.value) for s in status if s.label] == [("branch", "main")]
+
+
+def test_a_request_for_a_tool_never_called_gives_the_value_the_server_took_for_that_parameter() -> None:
+    schema = {"type": "object", "properties": {"repo_path": {"type": "string"}, "message": {"type": "string"}},
+              "required": ["repo_path", "message"]}
+    commit = ToolDef("git_commit", "Record changes.", schema)
+    took = Observation("git_status", {"repo_path": "/srv/repo"}, "On branch main", stable=True)
+    assert accepted(commit, [took, took]) == {"repo_path": "/srv/repo"}
+    assert accepted(commit, [Observation("count", {"repo_path": 3}, "3", stable=True)]) == {}  # not a string
 
 
 def test_arguments_come_from_labels_that_share_a_word_with_the_parameter() -> None:
