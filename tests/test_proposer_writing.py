@@ -133,6 +133,15 @@ def test_purpose_result_and_boundary_phrases() -> None:
     assert job(action("list_loans"), ["due date"]) == "listing loans with their due date"
 
 
+def test_an_author_sentence_in_the_third_person_lends_a_verbless_name_its_verb_and_object() -> None:
+    checkout = action("checkout", None, "Switches branches")
+    assert (checkout.verb, checkout.object) == ("switch", "branches")
+    assert job(checkout, [], gerund_form=True) == "switching branches"  # not "showing a checkout"
+    assert purpose("checkout", "Switches branches", ["repo path"]) == "Switch branches by repo path"
+    assert purpose("reset", "Unstages all staged changes", ["repo path"]) == "Unstages all staged changes"
+    assert purpose("status", "Status of the repository", ["repo path"]) == "Status of the repository"  # no verb: kept
+
+
 def test_an_abbreviation_is_spelled_out_in_the_words_the_requests_use_for_it() -> None:
     asked = ["Is Phoenix observing daylight saving time right now?", "What is Dubai's time zone called?"]
     assert spell_out("is dst", asked) == "is daylight saving time (DST)"

@@ -16,7 +16,8 @@ characters):
 Contract: `propose` returns up to k distinct candidates, none equal to `current`, each built on `current` (tools
 it does not rewrite keep their edits; a rewritten tool keeps its parameter descriptions unless the evidence says
 more, and its boundary relations), deterministic for (catalog, current, evidence, k, seed). No text it writes
-holds an error message, a value an agent sent, or anything `leaked_phrases` finds in the train prompts.
+holds an error message, a value an agent sent, or anything `leaked_phrases` finds in the train prompts that the
+server's own text does not hold.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from optimizer.propose.fields import counted_noun, result_fields, subject, subst
 from optimizer.propose.formats import read_message
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.parameters import GENERIC_PARAMETERS, format_of, parameter_hints
+from optimizer.propose.safety import catalog_text
 from optimizer.propose.term_table import KIND_WORDS, TermTable, lowercase, results_by_tool, tool_docs
 from optimizer.propose.wording import (
     BOUNDARY,
@@ -161,6 +163,12 @@ class _Study:
                     self.formats[tool.name][param] = read_message(f"{param} must be {asked}", ())
         self.fields = {t.name: self._ranked_fields(t) for t in catalog.tools}
         self.prefix = shared_prefix([t.name for t in catalog.tools])
+        self.known = (catalog_text(catalog),)
+
+    def leaks(self, text: str) -> bool:
+        """Whether `text` copies a train request (`leaked_phrases`); the server's own text never counts as copied,
+        as in screening: a request that quotes a description does not bar the description's words."""
+        return bool(leaked_phrases(text, self.prompts, known_text=self.known))
 
     def bare(self, name: str) -> str:
         """A name without the prefix every tool's name shares: `git_diff` does "diff", not "git"."""
@@ -253,7 +261,7 @@ class _Study:
             many = parts[0] in ("search", "list", "query", "find")
             new = f"{parts[0]}_{plural(noun) if many else noun}" if noun else ""
             new = re.sub(r"[^a-z0-9_]+", "_", new.lower()).strip("_")
-            if new and new not in taken and not leaked_phrases(new.replace("_", " "), self.prompts):
+            if new and new not in taken and not self.leaks(new.replace("_", " ")):
                 taken.add(new)
                 out[name] = new
         return out
@@ -270,12 +278,12 @@ class _Study:
         old = tool.description
         triggers = [purpose(bare, said, *ins, noun=noun, with_article=articled) for said in (old, "")
                     for ins in (inputs, (inputs[0], []), ([], [])) for articled in (True, False)]
-        trigger = next((t for t in triggers if not leaked_phrases(t, self.prompts)), " ".join(words(bare)))
+        trigger = next((t for t in triggers if not self.leaks(t)), " ".join(words(bare)))
         trigger = trigger[:1].upper() + trigger[1:]
         asked = asked_phrases(tool.name, self.evidence.prompts_by_tool, self.lost,
                               " ".join([name, tool.name, old, trigger]), variant.asks) if variant.asks else []
         fields = [] if re.search(r"\breturn", old if trigger == old_trigger(old) else trigger, re.I) else [
-            f for f in self.fields[tool.name] if not leaked_phrases(returns(act, [f], count), self.prompts)]
+            f for f in self.fields[tool.name] if not self.leaks(returns(act, [f], count))]
         fields = fields[: variant.fields]
         bounds = self.boundaries(tool, variant, exposed, names)[: variant.boundaries]
         if trigger == old_trigger(old) and any(_USAGE.search(s) for s in sentences(old)[1:]):
@@ -291,7 +299,7 @@ class _Study:
                     said = returns(act, fields[:named], count)
                     first = f"{trigger}{about}{'; ' + said if said else ''}."
                     text = notice + " ".join([first, *bounds[:shown]])
-                    if len(text) <= LONG and not leaked_phrases(text, self.prompts):
+                    if len(text) <= LONG and not self.leaks(text):
                         return notice + " ".join([self._more_of_old(first, old, text), *bounds[:shown]])
         return f"{notice}{trigger}."
 
@@ -301,7 +309,7 @@ class _Study:
         characters."""
         if first.rstrip(".") != old_trigger(old):
             return first
-        rest = [s for s in sentences(old)[1:] if not BOUNDARY.search(s) and not leaked_phrases(s, self.prompts)]
+        rest = [s for s in sentences(old)[1:] if not BOUNDARY.search(s) and not self.leaks(s)]
         for sentence in sorted(rest, key=lambda s: (not _USAGE.search(s),
                                                     not re.search(r"\breturn", s, re.IGNORECASE))):
             if len(sentences(whole)) >= 3 or len(whole) + len(sentence) + 1 > LONG:
@@ -367,7 +375,7 @@ class _Study:
             phrases.append(job(act, [], gerund_form=True))  # "looking up a task": when the thing is this tool's too
             for phrase in phrases:
                 line = f"Not for {phrase}; use {other_name} instead."
-                if (act.object or fields) and set(terms(phrase)) - own and not leaked_phrases(line, self.prompts):
+                if (act.object or fields) and set(terms(phrase)) - own and not self.leaks(line):
                     out.append(line)
                     break
         return out

@@ -9,6 +9,7 @@ its inputs and the fields its results hold. General English only (verb forms, ar
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -53,13 +54,19 @@ class Action:
 def action(name: str, noun: str | None = None, old: str = "") -> Action:
     """The action a name says: its first word when that is a known verb, or when the name reads verb_object
     and the first word does not look like a noun (`renew_loan`, not `directory_tree`). A name without a verb
-    takes the old description's first word when that is one ("Check availability."), else "show"; a name
+    takes the old description's first word when that is one ("Check availability."), or its verb and object when
+    it opens in the third person ("Switches branches." for `checkout`: switch branches), else "show"; a name
     without an object (or only filler, `get_item`) takes `noun`."""
     parts = words(name.replace(".", " "))
     nounlike = bool(parts) and (parts[0].endswith(NOUN_ENDINGS) or parts[0] in FILLER)
     verb = parts[0] if parts and (parts[0] in KNOWN_VERBS or (len(parts) > 1 and not nounlike)) else ""
     rest = [p for p in (parts[1:] if verb else parts) if p not in FILLER]
-    lead = (words(first_sentence(old)) or [""])[0]
+    opening = words(first_sentence(old))
+    lead = (opening or [""])[0]
+    if not verb and lead not in KNOWN_VERBS and opening and _opens_with_verb(opening):
+        verb = _base_form(lead)  # "Switches branches." for `checkout`: the author's verb and object
+        rest = list(itertools.takewhile(lambda w: w not in STOPWORDS, itertools.dropwhile(
+            lambda w: w in STOPWORDS, opening[1:])))[:3] or rest
     if not verb:
         verb = lead if lead in KNOWN_VERBS else "show"
     kind = VERB_CLASS.get(stem(verb), verb)
@@ -78,6 +85,8 @@ def purpose(name: str, old: str, inputs: Sequence[str], optional: Sequence[str] 
     if len(kept) >= 40 or says_more(kept, name):
         return kept
     act = action(name, noun, old)
+    if kept and act.verb == "show" and words(name)[:1] != ["show"]:
+        return kept  # a name without a verb gives no better one than the author's sentence
     obj = object_phrase(act) if with_article else act.object
     if not obj and not inputs:  # nothing known beyond the name: its old words, or its own
         return kept or " ".join(words(name)).capitalize()
@@ -99,7 +108,7 @@ def says_more(sentence: str, name: str) -> bool:
     object and something more ("Convert time between timezones" for `convert_time`), or explains a name that
     holds no verb ("Add a business insight to the memo" for `append_insight`)."""
     said = words(sentence)
-    if not said or said[0] not in KNOWN_VERBS:
+    if not said or not _opens_with_verb(said):
         return False
     parts = words(name.replace(".", " "))
     if parts and parts[0] not in KNOWN_VERBS:
@@ -107,6 +116,23 @@ def says_more(sentence: str, name: str) -> bool:
     own = {stem(p) for p in parts} | {stem(w) for w in FILLER} | set(LINT_FILLER) | VALUE_WORDS
     rest = {stem(w) for w in said[1:] if w not in STOPWORDS}
     return {stem(p) for p in parts[1:]} <= rest and bool(rest - own)
+
+
+def _base_form(third_person: str) -> str:
+    """switches -> switch, unstages -> unstage, copies -> copy."""
+    if third_person.endswith("ies"):
+        return third_person[:-3] + "y"
+    if third_person.endswith(("ches", "shes", "xes", "sses", "zes")):
+        return third_person[:-2]
+    return third_person[:-1]
+
+
+def _opens_with_verb(said: Sequence[str]) -> bool:
+    """A known verb, or a word in the third person a description opens with ("Switches branches", "Unstages all
+    staged changes"; not "Details of …", "Status")."""
+    first = said[0]
+    third_person = len(said) > 1 and re.fullmatch(r"[a-z]{3,}[^su]s", first) and said[1] not in ("of", "for", "and")
+    return first in KNOWN_VERBS or bool(third_person)
 
 
 def old_trigger(old: str) -> str:
