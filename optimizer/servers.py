@@ -208,8 +208,12 @@ class _Connection:
         if self._task is not None:
             if self.client is None and not self._task.done():
                 self._task.cancel()  # still connecting: nothing to close gracefully
-            with contextlib.suppress(BaseException):
+            try:
                 await asyncio.wait_for(self._task, 5)
+            except BaseException:  # noqa: BLE001 - the connection's own end, however it went
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # Ctrl-C (or a cancelled run) while a restart stops the old connection: not ours to drop
         self._task = None
 
 

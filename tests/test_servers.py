@@ -23,6 +23,7 @@ from optimizer.servers import (
     ServerHung,
     ServerPool,
     ServerSpec,
+    _Connection,
     python_command,
 )
 
@@ -419,3 +420,20 @@ def test_a_reply_with_bytes_that_are_not_utf8_still_reaches_the_agent(
     assert report["results"]["sim:lexical"]["train"]["passed"] == 1  # not a timeout scored against the model
     (transcript,) = (tmp_path / "runs").glob("*/transcripts/*.jsonl")
     assert "Jos\ufffd" in transcript.read_text(encoding="utf-8")  # the bad byte shows as U+FFFD, as clients show it
+
+
+def test_stopping_a_connection_never_swallows_the_callers_own_cancellation() -> None:
+    # Ctrl-C cancels the run while a restart waits for the old connection to close: the run must still stop
+    async def main() -> None:
+        conn = _Connection(ServerSpec.parse(TOY), None, 1.0)
+        conn._stop = asyncio.Event()
+        conn._task = asyncio.ensure_future(asyncio.sleep(10))  # an old connection slow to close
+        conn.client = object()  # type: ignore[assignment]  # connected, so stop() waits rather than cancels
+        stopping = asyncio.ensure_future(conn.stop())
+        await asyncio.sleep(0.05)
+        stopping.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await stopping
+        conn._task.cancel()
+
+    asyncio.run(main())
