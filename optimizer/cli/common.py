@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import signal
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
@@ -84,3 +86,43 @@ def internal_error(exc: BaseException) -> typer.Exit:
     except OSError as write_error:
         where = f"its details could not be written to {log} ({write_error})"
     return fail(f"internal error (a bug in the optimizer, not in your input): {type(exc).__name__}: {exc}; {where}")
+
+
+T = TypeVar("T")
+RECANCEL_S = 0.2
+
+
+def run_job(job: Coroutine[Any, Any, T]) -> T:
+    """Run a command's async job; Ctrl-C stops it promptly and for sure. The first SIGINT cancels the job, and the
+    cancellation is repeated every RECANCEL_S while it still runs (a library that drops one cancellation, as when
+    an answer and the cancellation arrive together, cannot keep the run going); the command then ends in
+    KeyboardInterrupt, which its progress view turns into "continue with --resume"."""
+    interrupted = False
+
+    async def main() -> T:
+        task, loop = asyncio.current_task(), asyncio.get_running_loop()
+
+        def cancel() -> None:
+            nonlocal interrupted
+            interrupted = True
+            if task is not None and not task.done():
+                task.cancel()
+                loop.call_later(RECANCEL_S, cancel)
+
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread: as before
+            loop.add_signal_handler(signal.SIGINT, cancel)
+        try:
+            return await job
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signal.SIGINT)
+
+    try:
+        result = asyncio.run(main())
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    if interrupted:
+        raise KeyboardInterrupt
+    return result

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
 
-from optimizer.cli.common import err, exits_on_errors, fail, out, resume_overrides
+from optimizer.cli.common import err, exits_on_errors, fail, out, resume_overrides, run_job
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress, print_eval
@@ -37,7 +36,7 @@ def eval_command(**options: Any) -> None:
     runs_dir, max_usd, prices = options["runs_dir"], options["max_usd"], options["prices"]
     progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
     with exits_on_errors(RunError), progress:
-        report = asyncio.run(run_eval(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
+        report = run_job(run_eval(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
                                       progress=progress.advance, on_start=progress.start,
                                       overrides=resume_overrides(max_usd, prices)))
     for notice in [*report["notices"], *([report["state"]["note"]] if report["state"]["note"] else [])]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -12,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.cli.common import err, exits_on_errors, out, resume_overrides
+from optimizer.cli.common import err, exits_on_errors, out, resume_overrides, run_job
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
@@ -52,7 +51,7 @@ def optimize_command(**options: Any) -> None:
             config = build_config(OptimizeConfig, {**options, "models": ",".join(chosen), "proposer": proposer})
         progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
         with progress:
-            data = asyncio.run(run_optimize(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
+            data = run_job(run_optimize(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
                                             resume=resume, progress=progress.advance,
                                             overrides=resume_overrides(options["max_usd"], options["prices"]),
                                             on_start=lambda run: progress.start(run, 0), on_stage=progress.stage))

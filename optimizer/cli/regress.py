@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -13,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.cli.common import err, exits_on_errors, out
+from optimizer.cli.common import err, exits_on_errors, out, run_job
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
@@ -55,7 +54,7 @@ def regress_command(**options: Any) -> None:
             config = build_config(RegressConfig, options)
         progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
         with progress:
-            report = asyncio.run(run_regress(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
+            report = run_job(run_regress(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
                                              resume=resume, progress=progress.advance, on_start=progress.start))
         for path in outputs or []:
             write(path, report)

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers
+from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers, run_job
 from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable
 from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
 from optimizer.servers import ServerError, ServerSpec, one_connection
@@ -116,7 +116,7 @@ def generate_command(
                                     max_usd=max_usd, allow_destructive=allow_destructive,
                                     explore=tuple(t.strip() for t in (explore or "").split(",") if t.strip()))
         with err.status("connecting to the server", spinner="dots") as status:
-            summary = asyncio.run(run_generation(spec, settings, out_dir, runs_dir, resume=resume,
+            summary = run_job(run_generation(spec, settings, out_dir, runs_dir, resume=resume,
                                                  progress=lambda m: status.update(escape(m))))
     except (ServerError, GenerateError, ModelAccessError, ModelUnavailable, ModelSpecError, OSError) as exc:
         raise fail(str(exc)) from None
