@@ -337,10 +337,11 @@ def _derived(query: dict[str, float], index: _Index) -> dict[str, float]:
     vocabulary = {t for _avg, df, _docs in index.values() for t in df}
     out: dict[str, float] = {}
     for term, weight in query.items():
-        for other in vocabulary:
-            short, long = sorted((term, other), key=len)
-            if len(short) >= 3 and long.startswith(short) and long[len(short):] in _DERIVING:
-                out[other] = max(out.get(other, 0.0), weight / 2)
+        for ending in _DERIVING:
+            longer, shorter = term + ending, term[: -len(ending)] if term.endswith(ending) else ""
+            for other in (longer, shorter):
+                if other in vocabulary and len(min(term, other, key=len)) >= 3:
+                    out[other] = max(out.get(other, 0.0), weight / 2)
     return out
 
 
