@@ -19,6 +19,7 @@ Model strings: `sim:lexical?seed=3&noise=0.2&latency_ms=50`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import random
 import re
@@ -318,6 +319,7 @@ def _searches(prompt: str, search: ToolDef) -> list[ToolCall]:
     return calls or [ToolCall("search_0", SEARCH_TOOL, {"query": prompt[:200]})]
 
 
+@functools.lru_cache(maxsize=4096)
 def _writes(name: str) -> bool:
     """Whether a tool's name opens with a verb that changes something (`delete_entities`, `add_note`)."""
     parts = words(name)
