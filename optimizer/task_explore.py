@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -255,17 +256,10 @@ def accepted(tool: ToolDef, observations: Sequence[Observation]) -> dict[str, An
     repository another tool's `repo_path` wants)."""
     out = {}
     for name, prop in tool.properties.items():
-        counts: dict[str, int] = {}
-        values: dict[str, Any] = {}
-        for observation in observations:
-            value = observation.arguments.get(name)
-            if value in (None, "") or isinstance(value, dict | list) or not _same_type(value, prop.get("type")):
-                continue
-            key = json.dumps(value, sort_keys=True)
-            counts[key] = counts.get(key, 0) + 1
-            values[key] = value
-        if counts:
-            out[name] = values[max(counts, key=lambda k: (counts[k], k))]
+        taken = Counter(json.dumps(value) for o in observations if (value := o.arguments.get(name)) not in (None, "")
+                        and not isinstance(value, dict | list) and _same_type(value, prop.get("type")))
+        if taken:
+            out[name] = json.loads(max(taken, key=lambda k: (taken[k], k)))
     return out
 
 

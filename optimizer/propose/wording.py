@@ -171,8 +171,9 @@ def spelled_out(short: str, texts: Iterable[str]) -> str | None:
     for text in texts:
         for clause in re.split(r"[.,;:!?()\"“”\n]+", text):
             tokens = re.findall(r"[A-Za-z][A-Za-z'’]*", clause)
+            lowered = [t.lower() for t in tokens]
             for start in range(len(tokens)):
-                run = _initials_run([t.lower() for t in tokens], start, letters, common)
+                run = _initials_run(lowered, start, letters, common)
                 cased = {t[:1].isupper() for t in tokens[start:start + len(run)] if t.lower() not in STOPWORDS}
                 if run and len(cased) == 1:  # lower case, or Title Case throughout; not a name beside words
                     found.add(" ".join(run))
@@ -203,7 +204,7 @@ def spell_out(label: str, texts: Iterable[str]) -> str:
     said = list(texts)
     out = []
     for word in label.split():
-        words_for = spelled_out(word, said) if abbreviation(word) else None
+        words_for = spelled_out(word, said)
         out.append(f"{words_for} ({word.upper()})" if words_for else word)
     return " ".join(out)
 
