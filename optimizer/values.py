@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from optimizer.text import words
+from optimizer.text import stem, words
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _AMPM = r"(?:[AaPp]\.?[Mm]\.?)(?![A-Za-z])"
@@ -213,3 +213,17 @@ def property_kinds(name: str, prop: Mapping[str, Any]) -> tuple[set[str], set[st
     if fmt in ("date", "date-time"):  # a format is a shape asked for, like an example in the description
         shapes.add("date")
     return kinds, shapes, hint
+
+
+_NOT_THINGS = frozenset(stem(w) for w in ("name", "names", "id", "ids", "key", "keys", "value", "values", "query",
+                                          "text", "input", "data"))
+
+
+def wanted_things(name: str, prop: Mapping[str, Any]) -> set[str]:
+    """Stems of the kind of thing a parameter names: `table_name` a table. A parameter that takes an SQL statement
+    names a table as well (every statement names one)."""
+    out = {stem(w) for w in words(name) if len(w) > 1} - _NOT_THINGS
+    hint = property_kinds(name, prop)[2].lower()
+    if "sql" in words(hint) or ("select" in hint and "query" in hint):
+        out.add(stem("table"))
+    return out

@@ -379,6 +379,41 @@ def test_a_single_request_is_one_call() -> None:
     assert [len(t.tool_calls) for t in turns] == [1, 0]
 
 
+
+SQL_TABLES = (
+    tool("read_query", "Execute a SELECT query on the database.",
+         {"query": {"type": "string", "description": "SELECT SQL query to execute"}}),
+    tool("list_tables", "List all tables in the database."),
+    tool("drop_tables", "Drop every table."),
+)
+
+
+def sql_backend(call: ToolCall) -> tuple[str, bool]:
+    if call.name == "list_tables":
+        return "[{'name': 'suppliers'}, {'name': 'orders'}]", False
+    if call.name == "read_query" and call.arguments.get("query") == "SELECT * FROM orders":
+        return "[{'id': 1001, 'status': 'shipped'}]", False
+    return f"Error: bad call {call.name} {call.arguments}", True
+
+
+@pytest.mark.parametrize("habit", ["lexical", "skim"])
+def test_an_agent_looks_with_the_listing_tool_before_a_query_that_names_no_table(habit: str) -> None:
+    """The request names no table: the agent lists them first (not with the tool that writes), fills the query from
+    what the listing returned, and answers with both results."""
+    turns, _ = converse(SimAgent(habit), SQL_TABLES, "Which orders have shipped?", sql_backend)
+    calls = [(c.id, c.name, c.arguments) for t in turns for c in t.tool_calls]
+    assert calls == [("look_0", "list_tables", {}), ("call_0_0", "read_query", {"query": "SELECT * FROM orders"})]
+    assert "'suppliers'" in turns[-1].text and "shipped" in turns[-1].text
+
+
+def test_an_agent_looks_once_per_step_and_never_with_a_tool_that_writes() -> None:
+    turns, _ = converse(lexical(), SQL_TABLES, "Which invoices are overdue?", sql_backend)
+    calls = [(c.id, c.name) for t in turns for c in t.tool_calls]
+    assert calls == [("look_0", "list_tables"), ("call_0_0", "read_query")]  # nothing named "invoices": no table
+    writer_only = (SQL_TABLES[0], SQL_TABLES[2])
+    turns, _ = converse(lexical(), writer_only, "Which orders have shipped?", sql_backend)
+    assert [c.name for t in turns for c in t.tool_calls] == ["read_query"]
+
 # --- (f) errors and retries ----------------------------------------------------------------------
 
 ACCOUNT = (tool("get_account", "Get a customer's billing account.",

@@ -342,6 +342,15 @@ def test_a_select_query_over_a_named_table() -> None:
         "query": "UPDATE products SET price = 3 WHERE id = 1"}
 
 
+def test_a_statement_names_a_table_its_description_lists_and_never_takes_a_bare_name() -> None:
+    """A description that lists the known tables is read as where a statement may look, not as a list of values for
+    the statement itself ("orders" is not a query)."""
+    read = schema(query={"type": "string", "description": "SELECT SQL query to execute. Known tables: orders, "
+                                                          "customers and order_items (from list_tables)."})
+    assert fill(read, "How many customers do we have?") == {"query": "SELECT * FROM customers"}
+    assert fill(read, "Which city is the warehouse in?") == {}
+
+
 # --- numbers and booleans ------------------------------------------------------------------------
 
 

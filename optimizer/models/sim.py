@@ -9,7 +9,8 @@ parameters cannot take the values the request gives (two paths and one `path`; a
 They take change/modify/edit for update, remove/erase for delete and add/make for create, as any reader does,
 and a word for its noun at half weight ("pay" / "payment", "own" / "owner").
 Both split the task into clauses and make one call per clause, fill arguments from the text in the shapes the
-parameters ask for (`sim_fill`), retry once after an error result they can learn from, and answer with
+parameters ask for (`sim_fill`), look first with a listing tool when a call lacks what the request does not name
+(`sim_look`: the tables to query), retry once after an error result they can learn from, and answer with
 what the tools returned. Between tools that score the same, a question never goes to a tool whose name says
 it changes something (`delete_…`, `add_…`): no reader answers "who works where?" by writing.
 
@@ -34,6 +35,7 @@ from optimizer.lint.vocabulary import DEPRECATED, KEEPING_VERBS, VERB_CLASS, WRI
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
 from optimizer.models.sim_fit import capacity, fit_factors
+from optimizer.models.sim_look import lister, wanted
 from optimizer.models.sim_phrases import proper_names
 from optimizer.models.sim_request import QUESTION, asks_only, clauses
 from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
@@ -277,7 +279,7 @@ class SimAgent:
         self, plan: list[tuple[str, str]], prompt: str, tools: Sequence[ToolDef], messages: Sequence[Message]
     ) -> tuple[list[ToolCall], str]:
         history = _history(messages)
-        results = [r for _, _, r, is_error in history if not is_error]
+        results = [r for _, _, r, is_error in history if not is_error] + _looked(messages)
         by_name = {t.name: t for t in tools}
         done_steps = {step for step, _, _, _ in history}
         last_step = max(done_steps, default=-1)
@@ -290,16 +292,21 @@ class SimAgent:
                 if args != _last_arguments(messages, f"call_{step}_0") or _RETRYABLE.search(text):
                     return [ToolCall(f"call_{step}_1", tool, args)], f"That failed ({_first_line(text)}); retrying."
         calls: list[ToolCall] = []
+        shared = shared_prefix([t.name for t in tools])
         for step in range(last_step + 1, len(plan)):
             clause, tool = plan[step]
             schema = by_name[tool].input_schema
             args = fill_arguments(schema, clause, prompt, results, tool=tool, about=self._read(by_name[tool]))
             if calls and _needs_results(schema, args):
                 break
+            if _needs_results(schema, args) and not _called(messages, f"look_{step}"):
+                looking = lister(tools, tool, wanted(schema, args), lambda name: _writes(name[len(shared):]))
+                if looking is not None:
+                    return [ToolCall(f"look_{step}", looking, {})], f"First I'll look with {looking}."
             calls.append(ToolCall(f"call_{step}_0", tool, args))
         if calls:
             return calls, f"I'll use {', '.join(c.name for c in calls)}."
-        return [], _answer(history)
+        return [], _answer(messages)
 
 
 def _searched(messages: Sequence[Message]) -> bool:
@@ -368,6 +375,15 @@ def _history(messages: Sequence[Message]) -> list[tuple[int, int, str, bool]]:
     return out
 
 
+def _looked(messages: Sequence[Message]) -> list[str]:
+    """What the looks before a step returned (`sim_look`), errors left out."""
+    return [r.content for m in messages for r in m.tool_results if r.call_id.startswith("look_") and not r.is_error]
+
+
+def _called(messages: Sequence[Message], call_id: str) -> bool:
+    return _last_arguments(messages, call_id) is not None
+
+
 def _last_arguments(messages: Sequence[Message], call_id: str) -> dict[str, Any] | None:
     for message in messages:
         for call in message.tool_calls:
@@ -397,10 +413,11 @@ def _worth_retrying(error_text: str) -> bool:
     return bool(_RETRYABLE.search(error_text) or shapes_in(error_text) or "format" in error_text.lower())
 
 
-def _answer(history: list[tuple[int, int, str, bool]]) -> str:
-    if not history:
+def _answer(messages: Sequence[Message]) -> str:
+    """What every call returned, looks included (tool searches not), in the order the results came."""
+    parts = [r.content for m in messages for r in m.tool_results if r.call_id.startswith(("call_", "look_"))]
+    if not parts:
         return "<response>I could not find a tool for this request.</response>"
-    parts = [text for _, _, text, _ in history]
     return "Here is what the tools returned.\n<response>\n" + "\n".join(parts) + "\n</response>"
 
 

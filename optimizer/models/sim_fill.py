@@ -140,6 +140,8 @@ def _string_value(name: str, prop: Mapping[str, Any], reading: Reading, required
     shaped = shown | set(reading.prefers(name, kinds | shown))
     if "timezone" in kinds | shaped:
         return _zone(name, reading, description, required and not strict)
+    if "sql" in hint.lower().split() or shapes.asks_for_select(hint):  # a statement, whatever names it lists
+        return reading.unused(_sql(hint, listed_options(description), reading))
     listed = listed_options(description)
     if listed:
         return choose_option(listed, reading.clause, described_default(description), required and not strict,
@@ -147,8 +149,6 @@ def _string_value(name: str, prop: Mapping[str, Any], reading: Reading, required
     timed = _clock_or_date(kinds | shaped, hint, reading)
     if timed is not None:
         return timed
-    if "sql" in hint.lower().split() or shapes.asks_for_select(hint):
-        return reading.unused(_sql(hint, reading))
     if _wants_glob(tokens, hint):
         glob = reading.unused(shapes.glob_for(reading.clause, f"{hint} {reading.about}"))
         reading.used.update(f.value for f in reading.free("path") if glob and glob.endswith(f.value))
@@ -321,13 +321,15 @@ def _wants_glob(tokens: set[str], hint: str) -> bool:
     return bool(tokens & {"glob", "pattern", "patterns"}) or "glob" in lowered or "wildcard" in lowered
 
 
-def _sql(hint: str, reading: Reading) -> str | None:
-    """An SQL statement the text writes out; for a SELECT, else one over a table the text or a result names."""
+def _sql(hint: str, listed: Sequence[str], reading: Reading) -> str | None:
+    """An SQL statement the text writes out; for a SELECT, else one over a table the text names, or one of the names
+    the parameter's description lists or a result gave that the text's words name."""
     written = shapes.sql_statement(reading.clause, hint) or shapes.sql_statement(reading.prompt, hint)
     if written or not shapes.asks_for_select(hint):
         return written
     table = phrases.named_noun(frozenset({"table"}), reading.clause)
-    table = table or next(iter(shapes.result_names(reading.results, reading.clause)), None)
+    quoted = [f"'{name}'" for name in listed]
+    table = table or next(iter(shapes.result_names([*quoted, *reading.results], reading.clause)), None)
     return f"SELECT * FROM {table}" if table else None
 
 
