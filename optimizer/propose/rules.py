@@ -36,6 +36,7 @@ from optimizer.propose.evidence import NO_CALL, ArgumentNote, argument_notes
 from optimizer.propose.fields import counted_noun, result_fields, subject, substantive
 from optimizer.propose.formats import read_message
 from optimizer.propose.leakage import leaked_phrases
+from optimizer.propose.listings import listing_hints
 from optimizer.propose.parameters import GENERIC_PARAMETERS, format_of, parameter_hints
 from optimizer.propose.safety import catalog_text
 from optimizer.propose.term_table import KIND_WORDS, TermTable, lowercase, results_by_tool, tool_docs
@@ -150,7 +151,8 @@ class _Study:
         order = {e.prompt: e.expected_tools for e in episodes}
         self.tasks = TermTable(tool_docs(evidence.prompts_by_tool, order, lowercase(self.prompts)))
         self.results = results_by_tool(episodes)
-        self.hints = parameter_hints(catalog, episodes, self.prompts, evidence.prompts_by_tool, current)
+        self.hints = listing_hints(catalog, episodes, parameter_hints(catalog, episodes, self.prompts,
+                                                                      evidence.prompts_by_tool, current))
         notes = argument_notes(episodes, {t.name: list(t.properties) for t in catalog.tools})
         self.formats = {t.name: {p: format_of(p, prop, (notes.get(t.name) or {}).get(p) or ArgumentNote())
                                  for p, prop in t.properties.items()} for t in catalog.tools}
