@@ -24,10 +24,19 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(#])")
 
 def words(text: str) -> list[str]:
     """Lower-cased words, splitting snake_case, kebab-case and camelCase."""
+    return list(_short_words(text) if len(text) <= 400 else _words(text))
+
+
+@lru_cache(maxsize=32_768)
+def _short_words(text: str) -> tuple[str, ...]:
+    return _words(text)
+
+
+def _words(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for raw in _WORD.findall(text.replace("_", " ").replace("-", " ")):
         out.extend(part.lower() for part in _CAMEL.sub(" ", raw).split())
-    return out
+    return tuple(out)
 
 
 def inflection_base(word: str) -> str:
@@ -44,6 +53,7 @@ def inflection_base(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=32_768)
 def stem(word: str) -> str:
     """A light, deterministic stem (order/orders, shipped/shipping, create/creating/created meet): the inflection
     base without a final silent "e". A stem need not be a word ("creat"): compare stems only with stems."""
@@ -60,6 +70,11 @@ def terms(text: str) -> tuple[str, ...]:
 def shared_prefix(names: Sequence[str]) -> str:
     """The leading words and separators every one of two or more names starts with: a namespace (`git_` of
     `git_log`, `git_commit`; `files_server_` of `files_server_read_file`), not a verb or an object."""
+    return _shared_prefix(tuple(names))
+
+
+@lru_cache(maxsize=1024)
+def _shared_prefix(names: tuple[str, ...]) -> str:
     if len(names) < 2:
         return ""
     prefix = ""

@@ -194,13 +194,19 @@ def wants_cents(hint: str) -> bool:
 
 def property_kinds(name: str, prop: Mapping[str, Any]) -> tuple[set[str], set[str], str]:
     """(kinds named by the parameter, kinds shown by example in its description, its hint text)."""
-    description = str(prop.get("description") or "")
-    hint = " ".join([name, description, str(prop.get("format") or ""), str(prop.get("title") or "")])
+    kinds, shapes, hint = _property_kinds(name, str(prop.get("description") or ""), str(prop.get("format") or ""),
+                                          str(prop.get("title") or ""), str(prop.get("pattern") or ""))
+    return set(kinds), set(shapes), hint
+
+
+@lru_cache(maxsize=16_384)
+def _property_kinds(name: str, description: str, fmt: str, title: str,
+                    pattern: str) -> tuple[frozenset[str], frozenset[str], str]:
+    hint = " ".join([name, description, fmt, title])
     tokens = set(words(hint))
     kinds = {kind for kind, vocab in KIND_WORDS.items() if tokens & vocab}
     if "timezone" in kinds or {"time", "zone"} <= tokens:  # a zone is asked for, not a clock time
         kinds = (kinds - {"time"}) | {"timezone"}
-    fmt = str(prop.get("format") or "")
     if fmt in ("date", "date-time"):
         kinds.add("date")
     if fmt in ("date-time", "time"):
@@ -209,10 +215,10 @@ def property_kinds(name: str, prop: Mapping[str, Any]) -> tuple[set[str], set[st
         kinds.add("email")
     if fmt in ("uri", "url"):
         kinds.add("url")
-    shapes = shapes_in(description) | shapes_in(str(prop.get("pattern") or "").replace("\\d", "1"))
+    shapes = shapes_in(description) | shapes_in(pattern.replace("\\d", "1"))
     if fmt in ("date", "date-time"):  # a format is a shape asked for, like an example in the description
         shapes.add("date")
-    return kinds, shapes, hint
+    return frozenset(kinds), frozenset(shapes), hint
 
 
 _NOT_THINGS = frozenset(stem(w) for w in ("name", "names", "id", "ids", "key", "keys", "value", "values", "query",
