@@ -24,7 +24,7 @@ from typing import Any
 from optimizer.definitions import ToolDef
 from optimizer.lint.rules_security import changes_state
 from optimizer.lint.vocabulary import KEEPING_VERBS, action_verb
-from optimizer.servers import CallOutcome, ServerPool, _Connection
+from optimizer.servers import CallOutcome, Connection, ServerPool
 
 
 def may_change_state(tool: ToolDef) -> bool:
@@ -48,7 +48,7 @@ class Lease:
     """One episode's hold on the pool; `call` is its CallTool."""
 
     leases: Leases
-    connection: _Connection | None = None
+    connection: Connection | None = None
     alone: bool = False
     changed: bool = False
 
@@ -89,10 +89,10 @@ class Leases:
         finally:
             await self._release(lease)
 
-    def _state(self, conn: _Connection) -> _Use:
+    def _state(self, conn: Connection) -> _Use:
         return self._use.setdefault(id(conn), _Use())
 
-    async def _bind(self, *, alone: bool) -> _Connection:
+    async def _bind(self, *, alone: bool) -> Connection:
         """Sharing: the connection the fewest episodes share among those nobody holds or waits to hold alone.
         Alone: a connection nobody is on, else a place in the queue of the least crowded one."""
         async with self._turn:
@@ -106,11 +106,11 @@ class Leases:
             self._state(conn).sharing += 1
             return conn
 
-    def _open(self, conn: _Connection) -> bool:
+    def _open(self, conn: Connection) -> bool:
         use = self._state(conn)
         return not use.alone and not use.waiting
 
-    async def _upgrade(self, conn: _Connection) -> None:
+    async def _upgrade(self, conn: Connection) -> None:
         """From sharing `conn` to holding it alone, once the other episodes on it have answered."""
         async with self._turn:
             use = self._state(conn)
@@ -122,7 +122,7 @@ class Leases:
                 use.sharing += 1  # cancelled while waiting: still sharing, as `_release` will count it
                 raise
 
-    async def _claim(self, conn: _Connection) -> None:
+    async def _claim(self, conn: Connection) -> None:
         """Wait (holding the condition's lock) until nobody else is on `conn`, then hold it alone; while waiting, no
         new episode may start sharing it."""
         use = self._state(conn)

@@ -123,7 +123,7 @@ class CallOutcome:
     duration_s: float = 0.0
 
 
-class _Connection:
+class Connection:
     """One live MCP client session, owned by its own task so that its context is entered and exited
     in the same task (the SDK's transports require that)."""
 
@@ -237,7 +237,7 @@ class ServerPool:
         self.restarts = 0
         self.server_name = spec.fallback_name
         self._errlog: TextIO | None = None
-        self._connections: list[_Connection] = []
+        self._connections: list[Connection] = []
         self._restart_lock = asyncio.Lock()
 
     async def __aenter__(self) -> ServerPool:
@@ -276,8 +276,8 @@ class ServerPool:
         if clean != text:
             self.log_path.write_text(clean, encoding="utf-8")
 
-    async def _open_connection(self) -> _Connection:
-        conn = _Connection(self.spec, self._errlog, self.connect_timeout)
+    async def _open_connection(self) -> Connection:
+        conn = Connection(self.spec, self._errlog, self.connect_timeout)
         try:
             await conn.start()
         except ServerError as exc:
@@ -325,20 +325,20 @@ class ServerPool:
                 break
         return Catalog(server_name=self.server_name, tools=tuple(tools))
 
-    def _pick(self) -> _Connection:
+    def _pick(self) -> Connection:
         if not self._connections:
             raise ServerError("the server pool is not open")
         return min(self._connections, key=lambda c: c.busy)
 
     @property
-    def connections(self) -> tuple[_Connection, ...]:
+    def connections(self) -> tuple[Connection, ...]:
         return tuple(self._connections)
 
-    async def reset(self, conn: _Connection) -> None:
+    async def reset(self, conn: Connection) -> None:
         """Restart one connection's server process: it starts again from whatever state a fresh start gives."""
         await self._restart(conn, conn.generation, "an episode changed the server's state", counted=False)
 
-    async def call(self, name: str, arguments: dict[str, Any], *, on: _Connection | None = None) -> CallOutcome:
+    async def call(self, name: str, arguments: dict[str, Any], *, on: Connection | None = None) -> CallOutcome:
         """Call a tool by its ORIGINAL name, on connection `on` (default: the least busy). Raises ServerCrashed when
         the server died meanwhile."""
         conn = on or self._pick()
@@ -386,7 +386,7 @@ class ServerPool:
             duration_s=time.perf_counter() - started,
         )
 
-    async def _restart(self, conn: _Connection, generation: int, why: str = "server connection lost", *,
+    async def _restart(self, conn: Connection, generation: int, why: str = "server connection lost", *,
                        counted: bool = True) -> None:
         async with self._restart_lock:
             if conn.generation != generation:

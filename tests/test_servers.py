@@ -18,12 +18,12 @@ import pytest
 from optimizer.servers import (
     PING_DEADLINE,
     CallOutcome,
+    Connection,
     ServerCrashed,
     ServerError,
     ServerHung,
     ServerPool,
     ServerSpec,
-    _Connection,
     python_command,
 )
 
@@ -425,7 +425,7 @@ def test_a_reply_with_bytes_that_are_not_utf8_still_reaches_the_agent(
 def test_stopping_a_connection_never_swallows_the_callers_own_cancellation() -> None:
     # Ctrl-C cancels the run while a restart waits for the old connection to close: the run must still stop
     async def main() -> None:
-        conn = _Connection(ServerSpec.parse(TOY), None, 1.0)
+        conn = Connection(ServerSpec.parse(TOY), None, 1.0)
         conn._stop = asyncio.Event()
         conn._task = asyncio.ensure_future(asyncio.sleep(10))  # an old connection slow to close
         conn.client = object()  # type: ignore[assignment]  # connected, so stop() waits rather than cancels
