@@ -229,7 +229,17 @@ def wanted_things(name: str, prop: Mapping[str, Any]) -> set[str]:
     """Stems of the kind of thing a parameter names: `table_name` a table. A parameter that takes an SQL statement
     names a table as well (every statement names one)."""
     out = {stem(w) for w in words(name) if len(w) > 1} - _NOT_THINGS
-    hint = property_kinds(name, prop)[2].lower()
-    if "sql" in words(hint) or ("select" in hint and "query" in hint):
+    if takes_sql(property_kinds(name, prop)[2]):
         out.add(stem("table"))
     return out
+
+
+def takes_sql(hint: str) -> bool:
+    """Whether a parameter's hint text asks for an SQL statement."""
+    return "sql" in hint.lower().split() or asks_for_select(hint)
+
+
+def asks_for_select(hint: str) -> bool:
+    """Whether a parameter's hint text asks for a SELECT query."""
+    lowered = hint.lower()
+    return "select" in lowered and ("sql" in lowered or "query" in lowered)

@@ -297,9 +297,10 @@ class SimAgent:
             clause, tool = plan[step]
             schema = by_name[tool].input_schema
             args = fill_arguments(schema, clause, prompt, results, tool=tool, about=self._read(by_name[tool]))
-            if calls and _needs_results(schema, args):
+            needs = _needs_results(schema, args)
+            if calls and needs:
                 break
-            if _needs_results(schema, args) and not _called(messages, f"look_{step}"):
+            if needs and not _called(messages, f"look_{step}"):
                 looking = lister(tools, tool, wanted(schema, args), lambda name: _writes(name[len(shared):]))
                 if looking is not None:
                     return [ToolCall(f"look_{step}", looking, {})], f"First I'll look with {looking}."

@@ -23,7 +23,17 @@ from optimizer.models.sim_options import (
 )
 from optimizer.models.sim_reading import Reading, flat
 from optimizer.text import terms, words
-from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, ID_WORDS, PROSE_WORDS, Found, find_values, property_kinds
+from optimizer.values import (
+    ENTITY_KINDS,
+    FREE_TEXT_WORDS,
+    ID_WORDS,
+    PROSE_WORDS,
+    Found,
+    asks_for_select,
+    find_values,
+    property_kinds,
+    takes_sql,
+)
 
 NAME_WORDS = frozenset({"name", "names", "entity", "entities", "person", "people", "author", "owner", "label"})
 TYPE_WORDS = frozenset({"type", "kind", "category"})
@@ -140,7 +150,7 @@ def _string_value(name: str, prop: Mapping[str, Any], reading: Reading, required
     shaped = shown | set(reading.prefers(name, kinds | shown))
     if "timezone" in kinds | shaped:
         return _zone(name, reading, description, required and not strict)
-    if "sql" in hint.lower().split() or shapes.asks_for_select(hint):  # a statement, whatever names it lists
+    if takes_sql(hint):  # a statement, whatever names it lists
         return reading.unused(_sql(hint, listed_options(description), reading))
     listed = listed_options(description)
     if listed:
@@ -325,11 +335,11 @@ def _sql(hint: str, listed: Sequence[str], reading: Reading) -> str | None:
     """An SQL statement the text writes out; for a SELECT, else one over a table the text names, or one of the names
     the parameter's description lists or a result gave that the text's words name."""
     written = shapes.sql_statement(reading.clause, hint) or shapes.sql_statement(reading.prompt, hint)
-    if written or not shapes.asks_for_select(hint):
+    if written or not asks_for_select(hint):
         return written
     table = phrases.named_noun(frozenset({"table"}), reading.clause)
-    quoted = [f"'{name}'" for name in listed]
-    table = table or next(iter(shapes.result_names([*quoted, *reading.results], reading.clause)), None)
+    named = [*listed, *shapes.result_names(reading.results, reading.clause)]
+    table = table or next(iter(shapes.asked_names(named, reading.clause)), None)
     return f"SELECT * FROM {table}" if table else None
 
 

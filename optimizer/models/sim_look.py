@@ -27,6 +27,6 @@ def wanted(schema: Mapping[str, Any], args: Mapping[str, Any]) -> set[str]:
 def lister(tools: Sequence[ToolDef], own: str, things: set[str], writes: Callable[[str], bool]) -> str | None:
     """The tool to look with: not `own`, takes no required argument, its name does not say it writes, and its name
     names one of `things` (`list_tables` for a table). Of several, the one whose name is shortest."""
-    fitting = [t.name for t in tools if t.name != own and not (t.input_schema.get("required") or [])
+    fitting = [t.name for t in tools if t.name != own and not t.required
                and not writes(t.name) and {stem(w) for w in words(t.name)} & things]
     return min(fitting, key=lambda name: (len(words(name)), name)) if fitting else None

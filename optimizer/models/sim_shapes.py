@@ -169,19 +169,18 @@ def sql_statement(text: str, hint: str) -> str | None:
     return None
 
 
-def asks_for_select(hint: str) -> bool:
-    lowered = hint.lower()
-    return "select" in lowered and ("sql" in lowered or "query" in lowered)
-
-
 def result_names(results: list[str], text: str) -> list[str]:
     """Identifiers quoted in earlier results (values, not keys) whose word the text uses: the table
     "orders" a listing returned, when the question is about orders."""
+    return asked_names([m.group(1) for result in results
+                        for m in re.finditer(r"['\"]([A-Za-z_][\w]*)['\"](?!\s*:)", result)], text)
+
+
+def asked_names(names: list[str], text: str) -> list[str]:
+    """The names, once each and in order, that share a word with the text."""
     asked = {stem(w) for w in words(text)}
     out: list[str] = []
-    for result in results:
-        for match in re.finditer(r"['\"]([A-Za-z_][\w]*)['\"](?!\s*:)", result):
-            name = match.group(1)
-            if name not in out and {stem(w) for w in words(name)} & asked:
-                out.append(name)
+    for name in names:
+        if name not in out and {stem(w) for w in words(name)} & asked:
+            out.append(name)
     return out

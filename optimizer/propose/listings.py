@@ -53,10 +53,11 @@ def listing_hints(catalog: Catalog, episodes: Sequence[EpisodeSeen],
             if prop.get("type") not in (None, "string"):
                 continue
             sentence = _known(tool, wanted_things(param, prop) - {stem(w) for w in words(param)}, found)
+            if sentence is None:
+                continue
             base = (hints.get(tool.name) or {}).get(param) or str(prop.get("description") or "").strip()
             base = _KNOWN.sub("", base).strip()  # an earlier round's list gives way to this round's
-            if sentence:
-                out.setdefault(tool.name, {})[param] = f"{base.rstrip('.')}. {sentence}" if base else sentence
+            out.setdefault(tool.name, {})[param] = f"{base.rstrip('.')}. {sentence}" if base else sentence
     return out
 
 
