@@ -18,14 +18,15 @@ MAX_LINES = 450
 LAYERS: list[tuple[str, ...]] = [
     # 0: leaves with no project imports of note
     ("optimizer.text", "optimizer.secrets", "optimizer.prompt_files", "optimizer.stats", "optimizer.power",
-     "optimizer.values",
+     "optimizer.values", "optimizer.mentions",
      "optimizer.prices", "optimizer.files"),
     # 1: the contract types
     ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults",
      "optimizer.models.limits"),
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
-     "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.pool", "optimizer.search", "optimizer.gate",
+     "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.references",
+     "optimizer.pool", "optimizer.search", "optimizer.gate",
      "optimizer.task_check", "optimizer.server_faults", "optimizer.server_results", "optimizer.trial_owner",
      "optimizer.study_storage", "optimizer.server_leases"),
     # 3: vendors, agents, proposers and judges behind their protocols

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from optimizer.mentions import renamed
+
 Scheme = Literal["none", "prefix", "suffix"]
 SCHEMES: tuple[Scheme, ...] = ("none", "prefix", "suffix")
 MCP_NAME = re.compile(r"^[A-Za-z0-9_\-.]{1,64}$")
@@ -213,9 +215,10 @@ def namespace_word(catalog: Catalog, candidate: Candidate) -> str:
 
 
 def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
-    """Apply a candidate: renames, descriptions, parameter descriptions, then the namespace scheme. A
-    boundary sentence's "use X instead" that names a tool by another of its names (original or new, with
-    or without a namespace) is brought to the name the tool is exposed under.
+    """Apply a candidate: renames, descriptions, parameter descriptions, then the namespace scheme. Every text
+    (description or parameter description, edited or the server's own) that mentions a tool by another of its
+    names (original or new, with or without a namespace; see `mentions`) is brought to the name the tool is
+    exposed under.
 
     Raises DefinitionError for an edit of a tool the catalog lacks, an unknown parameter, a name MCP
     does not allow, or two tools ending up with the same exposed name.
@@ -234,11 +237,11 @@ def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
         if name in routing:
             raise DefinitionError(f"two tools would both be exposed as {name!r}")
         routing[name] = tool.name
-    aliases = _aliases(catalog, candidate, word, routing)
+    aliases = {alias: name for alias, name in _aliases(catalog, candidate, word, routing).items() if alias != name}
     for name, original in routing.items():
         tool, edit = catalog.get(original), candidate.edits.get(original, ToolEdit())
-        schema = _with_parameter_descriptions(tool, edit.parameters)
-        description = tool.description if edit.description is None else _retarget(edit.description, aliases)
+        schema = _with_parameter_descriptions(tool, edit.parameters, aliases)
+        description = renamed(tool.description if edit.description is None else edit.description, aliases)
         exposed.append(
             ToolDef(
                 name=name,
@@ -250,9 +253,6 @@ def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
             )
         )
     return Exposed(tools=tuple(exposed), routing=routing)
-
-
-_USE_INSTEAD = re.compile(r"\b(use )([A-Za-z0-9_.-]+)( instead)\b")
 
 
 def _aliases(catalog: Catalog, candidate: Candidate, word: str, routing: Mapping[str, str]) -> dict[str, str]:
@@ -269,17 +269,18 @@ def _aliases(catalog: Catalog, candidate: Candidate, word: str, routing: Mapping
     return out
 
 
-def _retarget(text: str, aliases: Mapping[str, str]) -> str:
-    return _USE_INSTEAD.sub(lambda m: f"{m[1]}{aliases.get(m[2], m[2])}{m[3]}", text)
-
-
-def _with_parameter_descriptions(tool: ToolDef, parameters: Mapping[str, str]) -> dict[str, Any]:
+def _with_parameter_descriptions(tool: ToolDef, parameters: Mapping[str, str],
+                                 aliases: Mapping[str, str]) -> dict[str, Any]:
     schema = copy.deepcopy(dict(tool.input_schema))
     for path, text in parameters.items():
         node = _property_node(schema, path.split("."))
         if node is None:
             raise DefinitionError(f"{tool.name} has no parameter {path!r}")
         node["description"] = text
+    if aliases:
+        for _, node in parameter_paths(schema):
+            if isinstance(node.get("description"), str):
+                node["description"] = renamed(node["description"], aliases)
     return schema
 
 

@@ -1,15 +1,21 @@
 """A search round's choices: per tool the distinct edits the proposals made, and the namespace schemes. A choice
-of one edit per tool plus a scheme is a candidate; pools travel as JSON with their study (for workers)."""
+of one edit per tool plus a scheme is a candidate; pools travel as JSON with their study (for workers).
+
+An edit may name a sibling tool by the new name its own proposal gives it ("use list_loans instead"). The pool
+keeps, per edit, which tool each such name stands for (`references`), and a candidate mixed from several proposals
+names every tool as that candidate does (`optimizer.references.repointed`): no mixed candidate names a tool it
+does not expose."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import SCHEMES, Candidate, Scheme, ToolEdit, digest
 from optimizer.patch import overlay_from_json
+from optimizer.references import given_names, references, repointed
 
 
 @dataclass(frozen=True)
@@ -20,34 +26,44 @@ class Pool:
     edits: dict[str, tuple[ToolEdit, ...]]
     schemes: tuple[Scheme, ...] = SCHEMES
     word: str | None = None
+    references: dict[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
+    """per tool with any, aligned with `edits[tool]`: the names an edit's texts give sibling tools -> the tool"""
 
     @property
     def fingerprint(self) -> str:
         """Content hash of the choices; a stored study must have been made for the same pool."""
         edits = {tool: [edit.to_json() for edit in options] for tool, options in self.edits.items()}
-        return digest({"edits": edits, "schemes": list(self.schemes), "word": self.word})[:16]
+        extra = {"references": self.references} if self.references else {}
+        return digest({"edits": edits, "schemes": list(self.schemes), "word": self.word, **extra})[:16]
 
 
 def pool_from(current: Candidate, proposals: Sequence[Candidate]) -> Pool:
     """Every distinct edit per tool (tools sorted by name; current's edit first, the empty edit when current has
     none), all three schemes; the word is current's, else the first proposal's that has one. A proposal that does
-    not mention a tool proposes that tool's original definition (the empty edit)."""
+    not mention a tool proposes that tool's original definition (the empty edit). Each edit's references are read
+    with the names of the first proposal that made it."""
     everyone = [current, *proposals]
     tools = sorted({tool for cand in everyone for tool in cand.edits})
     edits: dict[str, tuple[ToolEdit, ...]] = {}
+    refs: dict[str, tuple[dict[str, str], ...]] = {}
     for tool in tools:
-        seen: dict[str, ToolEdit] = {}
+        seen: dict[str, tuple[ToolEdit, dict[str, str]]] = {}
         for cand in everyone:
             edit = cand.edits.get(tool, ToolEdit())
-            seen.setdefault(digest(edit.to_json()), edit)
-        edits[tool] = tuple(seen.values())
+            key = digest(edit.to_json())
+            if key not in seen:
+                seen[key] = (edit, references(edit, given_names(cand)))
+        edits[tool] = tuple(edit for edit, _ in seen.values())
+        if any(found for _, found in seen.values()):
+            refs[tool] = tuple(found for _, found in seen.values())
     word = current.word or next((p.word for p in proposals if p.word), None)
-    return Pool(edits=edits, schemes=SCHEMES, word=word)
+    return Pool(edits=edits, schemes=SCHEMES, word=word, references=refs)
 
 
 def candidate_from(pool: Pool, choice: Mapping[str, int], scheme: Scheme) -> Candidate:
-    """The candidate for per-tool edit indices (missing tools: index 0) and a scheme. Raises ValueError for an
-    unknown tool, an index out of range or a scheme the pool does not try."""
+    """The candidate for per-tool edit indices (missing tools: index 0) and a scheme, its texts naming every tool as
+    it does (see the module docstring). Raises ValueError for an unknown tool, an index out of range or a scheme the
+    pool does not try."""
     unknown = sorted(set(choice) - set(pool.edits))
     if unknown:
         raise ValueError(f"the pool has no edits for {', '.join(unknown)}")
@@ -60,7 +76,10 @@ def candidate_from(pool: Pool, choice: Mapping[str, int], scheme: Scheme) -> Can
             raise ValueError(f"{tool}: edit index {index} is outside 0..{len(options) - 1}")
         if not options[index].empty:
             edits[tool] = options[index]
-    return Candidate(edits=edits, scheme=scheme, word=pool.word)
+    chosen = Candidate(edits=edits, scheme=scheme, word=pool.word)
+    pointed = {tool: repointed(edit, pool.references[tool][choice.get(tool, 0)], chosen) if tool in pool.references
+               else edit for tool, edit in edits.items()}
+    return Candidate(edits=pointed, scheme=scheme, word=pool.word)
 
 
 def choice_of(pool: Pool, candidate: Candidate) -> tuple[dict[str, int], Scheme]:
@@ -86,11 +105,14 @@ def combinations(pool: Pool) -> int:
 
 def pool_to_json(pool: Pool) -> dict[str, Any]:
     return {"edits": {tool: [edit.to_json() for edit in options] for tool, options in pool.edits.items()},
-            "schemes": list(pool.schemes), "word": pool.word}
+            "schemes": list(pool.schemes), "word": pool.word,
+            **({"references": {tool: list(refs) for tool, refs in pool.references.items()}} if pool.references
+               else {})}
 
 
 def pool_from_json(data: Mapping[str, Any]) -> Pool:
     edits = {}
     for tool, options in data["edits"].items():
         edits[tool] = tuple(overlay_from_json({"tools": {tool: o}}).edits.get(tool, ToolEdit()) for o in options)
-    return Pool(edits=edits, schemes=tuple(data["schemes"]), word=data.get("word"))
+    refs = {tool: tuple(dict(r) for r in found) for tool, found in (data.get("references") or {}).items()}
+    return Pool(edits=edits, schemes=tuple(data["schemes"]), word=data.get("word"), references=refs)

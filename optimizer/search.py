@@ -339,11 +339,26 @@ async def search(pool: Pool, proposals: Sequence[Candidate], objective: Objectiv
 
 def _result(study: Study, episodes: int) -> SearchResult:
     results = tuple(_trial_result(t) for t in study.get_trials(deepcopy=False, states=_FINISHED))
-    complete = [r for r in results if r.complete]
-    if not complete:
+    ranked = _ranked(results, episodes)
+    if ranked is None:
         raise SearchError("the study has no complete trial")
+    return ranked
+
+
+def without(result: SearchResult, keys: set[str]) -> SearchResult | None:
+    """`result` less the trials of the candidates with these keys, its best and front taken again from the rest;
+    None when no complete trial is left."""
+    if not keys:
+        return result
+    return _ranked(tuple(t for t in result.trials if t.candidate.key not in keys), result.episodes)
+
+
+def _ranked(trials: tuple[TrialResult, ...], episodes: int) -> SearchResult | None:
+    complete = [t for t in trials if t.complete]
+    if not complete:
+        return None
     best = max(complete, key=lambda r: (r.accuracy, -r.tokens, -r.number))
-    return SearchResult(trials=results, best=best, front=pareto_front(complete), episodes=episodes)
+    return SearchResult(trials=trials, best=best, front=pareto_front(complete), episodes=episodes)
 
 
 def _trial_result(trial: FrozenTrial) -> TrialResult:

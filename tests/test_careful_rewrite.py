@@ -102,20 +102,25 @@ def careful_rewrite_is_searched_and_wins(memory_run: tuple[dict[str, Any], Path,
 def leaky_and_instructing_proposals_are_rejected_whole_with_reasons(
         memory_run: tuple[dict[str, Any], Path, Proposals]) -> None:
     summary, run_dir, _ = memory_run
-    rejected = {r["candidate"]: r for r in summary["rounds"][0]["rejected"] if "tool" not in r}
+    entries = summary["rounds"][0]["rejected"]
+    rejected = {r["candidate"]: r for r in entries if "tool" not in r}
     leaky, instructing = rejected[candidate("leaky").key], rejected[candidate("instructing").key]
-    assert "copies text from train prompts" in leaky["reason"] and "Priya Raman" in leaky["reason"]
+    assert leaky["outcome"] == instructing["outcome"] == "rejected"
+    assert leaky["reason"].startswith("copies text from train prompts")  # the whole proposal's reason first
+    leaky_edits = [r for r in entries if r["candidate"] == leaky["candidate"] and "tool" in r]
+    assert leaky_edits and any("Priya Raman" in r["reason"] for r in leaky_edits)  # then each edit's
     assert instructing["reason"].startswith("unsafe text: read_graph description: instruction aimed at the agent")
     report = (run_dir / "report.md").read_text(encoding="utf-8")
     for key in (candidate("leaky").key, candidate("instructing").key):
-        assert f"- round 1: {key} — " in report
+        assert f"- round 1: {key} rejected — " in report
 
 
 def one_bad_edit_is_dropped_sent_back_once_and_the_repair_screened_again(
         memory_run: tuple[dict[str, Any], Path, Proposals]) -> None:
     summary, run_dir, proposals = memory_run
     mixed = candidate("mixed").key
-    dropped = [r for r in summary["rounds"][0]["rejected"] if r.get("tool")]
+    trimmed = [r["candidate"] for r in summary["rounds"][0]["rejected"] if r.get("outcome") == "trimmed"]
+    dropped = [r for r in summary["rounds"][0]["rejected"] if r.get("tool") and r["candidate"] in trimmed]
     assert [(r["candidate"], r["tool"]) for r in dropped] == [(mixed, "delete_observations")]
     assert "+351 912 000 417" in dropped[0]["reason"]
     assert proposals.first == 1 and proposals.repairs == 1  # the resumed run asked neither again
@@ -124,6 +129,7 @@ def one_bad_edit_is_dropped_sent_back_once_and_the_repair_screened_again(
     assert repair["requests"] == 1 and repair["returned"] == 1 and repair["repaired_edits"] == 1
     assert summary["cost"]["proposer"]["requests"] == 2 and summary["cost"]["proposer"]["screening_repairs"] == 1
     report = (run_dir / "report.md").read_text(encoding="utf-8")
-    assert f"- round 1: {mixed}, edit of delete_observations dropped — " in report
+    assert f"- round 1: {mixed} searched without the edits below — " in report
+    assert "  - edit of delete_observations dropped — " in report
     assert "rejected edits sent back once: 1 candidate(s) returned, 1 edit(s) now pass" in report
     assert "2 requests (1 sending rejected edits back)" in report

@@ -254,14 +254,29 @@ def test_canonical_json_is_sorted_indented_with_newline() -> None:
 @pytest.mark.parametrize(
     "written", ["lookup_order", "find_order", "support_desk_find_order", "lookup_order_support_desk"]
 )
-def test_use_instead_names_the_tool_as_it_is_exposed(written: str) -> None:
-    """Edits chosen from different proposals may name a neighbour by a name it no longer has."""
+def test_a_tool_named_by_another_of_its_names_is_named_as_it_is_exposed(written: str) -> None:
+    """Edits chosen from different proposals may name a neighbour by a name it no longer has: every mention, in
+    descriptions and parameter descriptions, edited or the server's own, is brought to the exposed name."""
     candidate = Candidate(edits={
-        "get_customer": ToolEdit(description=f"Customers. Not for orders; use {written} instead. Not to lookup_order."),
+        "get_customer": ToolEdit(description=f"Customers. Not for orders; use {written} instead. Not to lookup_order.",
+                                 parameters={"email": f"An email address ({written} takes order numbers)."}),
         "lookup_order": ToolEdit(name="find_order"),
     }, scheme="prefix")
-    text = by_name(apply(catalog(), candidate).tools)["support_desk_get_customer"].description
-    assert text == "Customers. Not for orders; use support_desk_find_order instead. Not to lookup_order."
+    tool = by_name(apply(catalog(), candidate).tools)["support_desk_get_customer"]
+    assert tool.description == ("Customers. Not for orders; use support_desk_find_order instead. "
+                                "Not to support_desk_find_order.")
+    assert tool.properties["email"]["description"] == "An email address (support_desk_find_order takes order numbers)."
+
+
+def test_a_plain_word_counts_as_a_tool_name_only_where_the_text_uses_it_as_one() -> None:
+    tools = (ToolDef("pay", "Pay a fine. Not for loans; use loans instead.",
+                     {"type": "object", "properties": {"fine": {"type": "string", "description": "see `loans`"}}}),
+             ToolDef("loans", "Loans of a member; to pay a fine, call pay. Member loans_2 and pay_x stay."))
+    exposed = by_name(apply(Catalog("lib", tools), Candidate(scheme="suffix")).tools)
+    assert exposed["pay_lib"].description == "Pay a fine. Not for loans; use loans_lib instead."
+    assert exposed["pay_lib"].properties["fine"]["description"] == "see `loans_lib`"
+    assert exposed["loans_lib"].description == ("Loans of a member; to pay a fine, call pay_lib. Member loans_2 and "
+                                                "pay_x stay.")
 
 
 def test_use_instead_keeps_names_of_no_tool_and_the_baseline_text() -> None:

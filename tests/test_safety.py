@@ -224,7 +224,7 @@ def test_screen_rejects_unsafe_text_even_when_leakage_is_allowed() -> None:
     assert screen.reason(clean) is None
     accepted, rejected = screen([injected, clean])
     assert accepted == [clean]
-    assert rejected == [{"candidate": injected.key, "reason": screen.reason(injected)}]
+    assert rejected == [{"candidate": injected.key, "reason": screen.reason(injected), "outcome": "rejected"}]
 
 
 def test_screen_lists_at_most_three_unsafe_reasons() -> None:

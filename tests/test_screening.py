@@ -28,8 +28,10 @@ def test_a_bad_edit_is_dropped_and_the_rest_kept() -> None:
     [screened] = Screen(CATALOG, TRAIN, allow_leakage=False).screen([proposal])
     assert screened.kept == Candidate(edits=GOOD) and screened.reason is None
     assert list(screened.dropped) == ["refund_order"] and "Harriet Vance" in screened.dropped["refund_order"]
-    assert screened.rejections() == [{"candidate": proposal.key, "tool": "refund_order",
-                                      "reason": screened.dropped["refund_order"]}]
+    assert screened.whole == screened.dropped["refund_order"]  # why the proposal as written failed
+    assert screened.rejections() == [
+        {"candidate": proposal.key, "reason": screened.whole, "outcome": "trimmed"},
+        {"candidate": proposal.key, "tool": "refund_order", "reason": screened.dropped["refund_order"]}]
 
 
 def test_a_proposal_with_no_edit_left_is_rejected_whole_naming_each_edit() -> None:
@@ -37,12 +39,13 @@ def test_a_proposal_with_no_edit_left_is_rejected_whole_naming_each_edit() -> No
     proposal = Candidate(edits={"refund_order": LEAKY, "search_orders": unsafe})
     screen = Screen(CATALOG, TRAIN, allow_leakage=False)
     accepted, rejected = screen([proposal])
-    assert accepted == [] and len(rejected) == 1 and "tool" not in rejected[0]
-    reason = rejected[0]["reason"]
-    assert reason.startswith("every tool edit was rejected: refund_order: copies text from train prompts")
-    assert "search_orders: unsafe text" in reason
+    assert accepted == [] and len(rejected) == 3 and "tool" not in rejected[0]
+    assert rejected[0]["outcome"] == "rejected" and rejected[0]["reason"] == screen.reason(proposal)
+    assert rejected[0]["reason"].startswith("unsafe text")  # the whole proposal's reason first, then each edit's
+    assert [(r["tool"], r["reason"].split(":")[0]) for r in rejected[1:]] == [
+        ("refund_order", "copies text from train prompts"), ("search_orders", "unsafe text")]
     single = Candidate(edits={"refund_order": LEAKY})  # one edit: its own reason, as before edit-by-edit screening
-    assert screen([single])[1] == [{"candidate": single.key, "reason": screen.reason(single)}]
+    assert screen([single])[1] == [{"candidate": single.key, "reason": screen.reason(single), "outcome": "rejected"}]
 
 
 def test_the_token_budget_applies_to_what_is_kept_and_kept_candidates_are_distinct() -> None:

@@ -6,7 +6,8 @@ Contracts:
 - Proposers see evidence from TRAIN episodes only; held-out tasks are evaluated only for the baseline and the
   final winner, after the search has finished.
 - Candidates that fail screening (`screening.py`) never reach an eval; they are listed in the summary with the
-  reason.
+  reason. A candidate the search mixed from several proposals is screened whole once more before it can be
+  selected (`Screen.final`: no text names a tool it does not expose); those that fail are listed too.
 - After the gate, the winner and the best other members of the rounds' accuracy-vs-tokens fronts (at most
   `--heldout-candidates`) are scored on held-out too, for the report: to show overfitting, never to select.
 """
@@ -105,7 +106,11 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
             stop = log.proposer.get("error") or "no valid candidates were proposed"
             break
         run.stage(f"round {number}: search ({config.trials} trials at most)", config.trials * len(train) * per_task)
-        searched = await search_round(run, number, best, accepted, train, log)
+        searched, unfit = screen.shippable(await search_round(run, number, best, accepted, train, log))
+        log.unfit = [{"candidate": key, "reason": why} for key, why in unfit.items()]
+        if searched is None:
+            stop = "no candidate the search made passed the final screen"
+            break
         front.update({member.candidate.key: member.candidate for member in searched.front})
         chosen = await select(run, searched, best, train, log)
         if chosen.candidate.key != best.candidate.key:

@@ -351,19 +351,33 @@ def _rounds_section(data: dict[str, Any]) -> list[str]:
     for r in data["rounds"]:
         schemes = ", ".join(f"{s} {r['scheme_accuracy'][s]:.0%}" if s in r.get("scheme_accuracy", {}) else s
                             for s in r["schemes"])
-        whole = sum("tool" not in x for x in r["rejected"])
-        lines.append(f"| {r['round']} | {r['proposed']} | {whole} | {len(r['rejected']) - whole} | {r['trials']} | "
+        whole = sum("tool" not in x and x.get("outcome") != "trimmed" for x in r["rejected"])
+        dropped = sum("tool" in x for x in r["rejected"])
+        lines.append(f"| {r['round']} | {r['proposed']} | {whole} | {dropped} | {r['trials']} | "
                      f"{r['pruned']} | "
                      f"{r['best_accuracy']:.0%} | {schemes} | {r['episodes']} |")
     rejected = [(r["round"], x) for r in data["rounds"] for x in r["rejected"]]
     if rejected:
-        lines += ["", "Rejected before any eval:", ""]
-        lines += [f"- round {n}: {x.get('candidate', '?')}" + (f", edit of {x['tool']} dropped" if x.get("tool")
-                                                               else "")
-                  + (" after the repair" if x.get("after_repair") else "") + f" — {_quoted(x.get('reason', ''))}"
-                  for n, x in rejected]
+        lines += ["", "Rejected before any eval (why the proposal failed as written first, then each edit dropped):",
+                  ""]
+        lines += [_rejection_line(n, x) for n, x in rejected]
+    unfit = [(r["round"], x) for r in data["rounds"] for x in r.get("unfit", [])]
+    if unfit:
+        lines += ["", "Made by the search from several proposals and not shipped (screened whole once more):", ""]
+        lines += [f"- round {n}: {x['candidate']} — {_quoted(x['reason'])}" for n, x in unfit]
     lines += _proposer_lines(data["rounds"]) + _front_lines(data["rounds"])
     return lines + [""]
+
+
+def _rejection_line(round_: int, entry: dict[str, Any]) -> str:
+    """One rejection of the round log (`Screened.rejections`): a proposal's own line, or an edit's line under it."""
+    repaired = " after the repair" if entry.get("after_repair") else ""
+    if entry.get("tool"):
+        return f"  - edit of {entry['tool']} dropped{repaired} — {_quoted(entry.get('reason', ''))}"
+    outcome = ("searched without the edits below" if entry.get("outcome") == "trimmed" else "rejected")
+    then = f"; then {_quoted(entry['then'])}" if entry.get("then") else ""
+    return (f"- round {round_}: {entry.get('candidate', '?')} {outcome}{repaired} — "
+            f"{_quoted(entry.get('reason', ''))}{then}")
 
 
 def _front_lines(rounds: list[dict[str, Any]]) -> list[str]:

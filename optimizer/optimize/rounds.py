@@ -54,6 +54,8 @@ class RoundLog:
     episodes: int = 0
     proposer: dict[str, Any] = field(default_factory=dict)
     """What the proposer reported (requested, received, repaired, dropped, rejected, rationales, error)."""
+    unfit: list[dict[str, str]] = field(default_factory=list)
+    """Candidates the search made that failed the final screen ({candidate, reason}): never selected."""
     front: list[dict[str, Any]] = field(default_factory=list)
     """The round's accuracy-vs-tokens front on train, best first: {candidate, accuracy, tokens, within_noise (None:
     not compared), current (the best before the round), selected}."""

@@ -14,6 +14,8 @@ from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.base import Evidence
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.safety import catalog_text, unsafe_reasons
+from optimizer.references import given_names, settled, unexposed
+from optimizer.search import SearchResult, without
 from optimizer.tasks import Task
 
 
@@ -40,28 +42,42 @@ def observed_in(catalog: Catalog, evidence: Evidence) -> Observed:
 @dataclass(frozen=True)
 class Screened:
     """What screening made of one proposal: the candidate to search (`kept`: the proposal less its rejected tool
-    edits) or None when nothing of it can be used, why each dropped tool edit was rejected, and why the whole
-    proposal was (`reason`, when `kept` is None)."""
+    edits, its texts naming tools as `kept` does) or None when nothing of it can be used; why the proposal as
+    written failed (`whole`, None when it passed whole), why each dropped tool edit was rejected, and why nothing
+    of it is kept (`reason`, when `kept` is None)."""
 
     proposal: Candidate
     kept: Candidate | None
     dropped: dict[str, str] = field(default_factory=dict)
     """original tool name -> why its edit was rejected"""
     reason: str | None = None
+    whole: str | None = None
 
     def rejections(self) -> list[dict[str, str]]:
-        """The round log's entries: the whole proposal's when nothing of it is kept (its reason names the dropped
-        edits), else one per dropped edit, with its tool."""
-        if self.kept is None:
-            return [{"candidate": self.proposal.key, "reason": str(self.reason)}]
-        return [{"candidate": self.proposal.key, "tool": tool, "reason": why} for tool, why in self.dropped.items()]
+        """The round log's entries: first the proposal's own, with the reason it failed as written and its
+        `outcome` ("rejected": nothing searched; "trimmed": searched without the dropped edits; `then`: why what was
+        left failed too, when that differs), then one per dropped edit, with its tool. None when it passed whole."""
+        whole = self.whole or (self.reason if self.kept is None else None)
+        if whole is None:
+            return []
+        head = {"candidate": self.proposal.key, "reason": whole,
+                "outcome": "rejected" if self.kept is None else "trimmed"}
+        if self.kept is None and self.reason and self.reason != whole:
+            head["then"] = self.reason
+        edits = [{"candidate": self.proposal.key, "tool": tool, "reason": why} for tool, why in self.dropped.items()]
+        one_edit = self.kept is None and list(self.dropped.values()) == [whole]  # its line would say it again
+        return [head] if one_edit else [head, *edits]
 
 
 class Screen:
     """Rejects, before any eval, what cannot be used: text that is unsafe (safety.py), that the lint text rules flag
     (judged against the round's evidence when given), that adds lint errors or leaks train text — one tool edit at
-    a time, so that a bad edit costs only itself — and candidates that do not apply or exceed the definition-token
-    budget (when one is set). A proposal whose every tool edit is rejected is rejected whole."""
+    a time when the proposal fails as a whole, so that a bad edit costs only itself; an edit is judged with its
+    proposal's names for the tools it mentions — and candidates that do not apply or exceed the definition-token
+    budget (when one is set). A proposal whose every tool edit is rejected is rejected whole.
+
+    It remembers every name the screened proposals gave a tool, so that `final` can tell whether a candidate the
+    search mixed names a tool it does not expose."""
 
     def __init__(self, catalog: Catalog, train: Sequence[Task], *, allow_leakage: bool,
                  max_tokens: int | None = None) -> None:
@@ -72,6 +88,8 @@ class Screen:
         """the server's own words: text that repeats them copies nothing from the tasks"""
         self.allow_leakage = allow_leakage
         self.max_tokens = max_tokens
+        self.names: dict[str, str] = {}
+        """every new name a screened proposal gave a tool -> the tool's original name"""
 
     def __call__(self, proposals: Sequence[Candidate],
                  evidence: Evidence | None = None) -> tuple[list[Candidate], list[dict[str, str]]]:
@@ -86,7 +104,9 @@ class Screen:
     def screen_one(self, candidate: Candidate, observed: Observed | None = None) -> Screened:
         problem = check_candidate(self.catalog, candidate)
         if problem:
-            return Screened(candidate, None, reason=problem)
+            return Screened(candidate, None, reason=problem, whole=problem)
+        for name, tool in given_names(candidate).items():
+            self.names.setdefault(name, tool)
         whole = self.reason(candidate, observed)
         if whole is None:  # the common case, at a tenth of the cost of screening edit by edit
             return Screened(candidate, candidate)
@@ -94,18 +114,17 @@ class Screen:
         for tool, edit in candidate.edits.items():
             if edit.empty:
                 continue
-            why = self._text_reason(replace(candidate, edits={tool: edit}), observed)
+            why = self._text_reason(settled(replace(candidate, edits={tool: edit}), candidate), observed)
             if why is not None:
                 dropped[tool] = why
         if not dropped:  # no edit is wrong on its own: together they are (lint errors between tools, the budget)
-            return Screened(candidate, None, reason=whole)
-        kept = replace(candidate, edits={t: e for t, e in candidate.edits.items() if t not in dropped and not e.empty})
-        if not kept.edits:
-            whole = (next(iter(dropped.values())) if len(dropped) == 1 else
-                     "every tool edit was rejected: " + "; ".join(f"{t}: {why}" for t, why in dropped.items()))
-            return Screened(candidate, None, dropped, reason=whole)
+            return Screened(candidate, None, reason=whole, whole=whole)
+        rest = {t: e for t, e in candidate.edits.items() if t not in dropped and not e.empty}
+        if not rest:
+            return Screened(candidate, None, dropped, reason=whole, whole=whole)
+        kept = settled(replace(candidate, edits=rest), candidate)
         why = self.reason(kept, observed)
-        return Screened(candidate, None if why else kept, dropped, reason=why)
+        return Screened(candidate, None if why else kept, dropped, reason=why, whole=whole)
 
     def reason(self, candidate: Candidate, observed: Observed | None = None) -> str | None:
         """Why `candidate` as a whole cannot be searched, or None."""
@@ -120,6 +139,28 @@ class Screen:
             if tokens > self.max_tokens:
                 return f"definitions take {tokens} tokens, over --max-definition-tokens {self.max_tokens}"
         return None
+
+    def final(self, candidate: Candidate) -> str | None:
+        """Why a candidate the search made (edits mixed from several proposals) cannot ship, or None: any reason a
+        whole candidate is rejected for, or a text that names a tool the candidate does not expose — by a name a
+        proposal gave it or by its original name, with or without the namespace."""
+        why = self.reason(candidate)
+        if why is not None:
+            return why
+        ghosts = unexposed(self.catalog, candidate, self.names)
+        return f"names tools it does not expose: {', '.join(ghosts)}" if ghosts else None
+
+    def shippable(self, outcome: SearchResult) -> tuple[SearchResult | None, dict[str, str]]:
+        """The search's result less the trials whose candidate fails `final` (None when no complete trial is left),
+        and why each such candidate failed, by key."""
+        unfit: dict[str, str] = {}
+        for trial in outcome.trials:
+            key = trial.candidate.key
+            if key not in unfit and not trial.candidate.is_baseline:
+                why = self.final(trial.candidate)
+                if why is not None:
+                    unfit[key] = why
+        return without(outcome, set(unfit)), unfit
 
     def _text_reason(self, candidate: Candidate, observed: Observed | None) -> str | None:
         unsafe = unsafe_reasons(self.catalog, candidate)
