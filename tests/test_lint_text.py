@@ -323,7 +323,7 @@ def test_screen_judges_copied_text_against_the_rounds_evidence(support_run: tupl
     candidate = edit(catalog, "get_customer", "A customer id such as C-9999.", parameter="query")
     assert screen([candidate]) == ([candidate], [])
     accepted, rejected = screen([candidate], evidence)
-    assert accepted == [] and rejected == [{"candidate": candidate.key,
+    assert accepted == [] and rejected == [{"candidate": candidate.key, "outcome": "rejected",
                                             "reason": "copied text in get_customer parameter query: 'C-9999'"}]
 
 
@@ -426,3 +426,13 @@ def copied_from_tasks(run_dir: Path) -> list[str]:
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     return [r["reason"] for round_ in summary["rounds"] for r in round_["rejected"]
             if "copies text from train prompts" in r["reason"]]
+
+
+def test_a_verb_with_its_object_is_an_example_of_use_not_a_glossary() -> None:
+    text = "Edit a text file by replacing exact pieces of it (change a value, fix a line, rename a word)."
+    assert "text-glossary" not in rules(described(text))
+
+
+def test_unmatched_describing_input_is_not_promotion() -> None:
+    assert "text-promotion" not in rules(described("Unmatched names are skipped; unmatched text fails."))
+    assert "text-promotion" in rules(described("Finds orders. Its accuracy is unmatched."))

@@ -47,8 +47,9 @@ DECLARED: dict[str, Rule] = {r.id: r for r in (
         contact details, profile) or files (folders, paths, attachments)", "Not for billing (invoices, payments,
         balances owed)") stands in for a sentence: it reads as keywords for matching, not as an explanation a
         model can reason from. It fires on a list of two or more items that follows a single word (or words joined
-        by commas, or, and) of a for- or about-clause, and on a list of three or more items that are mostly verbs
-        ("Create (new, add, write, file, log or raise)"). Every item must be a plain word or phrase of at most six
+        by commas, or, and) of a for- or about-clause, and on a list of three or more items that are mostly verbs,
+        alone or with a particle ("Create (new, add, write, file, log or raise)"; a verb with its object, as in
+        "(change a value, fix a line)", is an example of use). Every item must be a plain word or phrase of at most six
         words: lists with digits, quotes, code, paths, capitals, true/false, or that start with e.g., i.e., such
         as, like, including, in, one of and similar asides are values or examples and are left alone, as are lists
         of the schema's own enum values and lists after any other word ("account status (active, suspended,
@@ -80,7 +81,8 @@ DECLARED: dict[str, Rule] = {r.id: r for r in (
         A description that points to a tool the server does not list ("use get_invoice instead") sends a model
         looking for a tool it cannot call. An identifier (snake_case or camelCase; kebab-case only on servers that
         name tools that way) counts as a tool name after call or invoke, or before instead, tool or function;
-        after use, try, via, with, from, see, after, before, then or returned by, or in backticks, it counts only
+        after use, try, via, with, from, see, after, before, then or returned by, before shows, gives, lists,
+        returns, provides, finds, tells, reports, looks up, fetches or retrieves, or in backticks, it counts only
         when its first word (or its second, after a namespace word) is a verb, so parameters and fields such as
         file_path or created_at mentioned in prose do not. All-capital identifiers never count. Names of the
         server's tools, property names and enum values of any schema, and, when a candidate renames tools or adds a

@@ -65,10 +65,18 @@ def _glosses_a_topic(before: str) -> bool:
     return bool(_TOPIC.search(clause))
 
 
+_PARTICLES = frozenset("up out in on off down over back through away".split())  # noqa: SIM905
+
+
 def _mostly_verbs(items: Sequence[str]) -> bool:
-    """Three or more of the items, and at least half, are verbs (synonyms of an action)."""
-    verbs = sum(w.lower() in KNOWN_VERBS or w.lower() in VERB_CLASS for w in (i.split()[0] for i in items))
+    """Three or more of the items, and at least half, are verbs alone or with a particle ("look up"): synonyms of an
+    action. A verb with an object ("fix a line") is an example of a use, not a synonym."""
+    verbs = sum(_verb_item(item.lower().split()) for item in items)
     return verbs >= 3 and 2 * verbs >= len(items)
+
+
+def _verb_item(parts: list[str]) -> bool:
+    return (parts[0] in KNOWN_VERBS or parts[0] in VERB_CLASS) and all(p in _PARTICLES for p in parts[1:])
 
 
 _COLON_LIST = re.compile(r":\s+([^.:;\n]+?)\s*(?:[.;\n]|$)")
@@ -108,8 +116,10 @@ _OTHERS = r"(?:any|all|every|the)?\s*other\s+(?:tools?|functions?|options|method
 PROMOTION = re.compile(
     r"\b(?:the\s+)?(?:best|most\s+(?:reliable|accurate|powerful|complete|comprehensive|trusted|trustworthy|capable"
     rf"|advanced|robust|useful|helpful|versatile|popular|authoritative|effective)|ultimate|go-to)\s+{_TOOL_NOUN}\b"
-    r"|\b(?:best-in-class|state-of-the-art|world-class|industry-leading|unmatched|unrivall?ed|unparalleled"
+    r"|\b(?:best-in-class|state-of-the-art|world-class|industry-leading|unrivall?ed|unparalleled"
     r"|second\s+to\s+none)\b"
+    r"|\b(?:is|are|remains?|be)\s+unmatched\b|\bunmatched\s+(?:by|in|accuracy|speed|performance|quality|reliability"
+    r"|precision|coverage|results?)\b"
     rf"|\b(?:better|superior|more\s+\w+|faster|smarter)\s+(?:than|to)\s+{_OTHERS}\b"
     rf"|\b(?:outperforms?|beats?|surpass(?:es)?)\s+{_OTHERS}\b"
     r"|\bthe\s+only\s+(?:tool|function|one)\s+(?:you(?:'ll|\s+will)?\s+(?:ever\s+)?need|needed|required)\b"
@@ -141,7 +151,9 @@ def _reference_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     strong = (rf"(?i:\b(?:call|calling|invoke|invoking)\s+(?:the\s+)?){quote}{before}(?P<a>{name}){after}"
               rf"|{before}(?P<b>{name}){after}{quote}\s+(?i:instead|tool|function)\b")
     weak = (rf"(?i:\b(?:use|using|try|via|with|from|see|after|before|then|returned\s+by|output\s+of|results?\s+of)"
-            rf"\s+(?:the\s+)?){quote}{before}(?P<a>{name}){after}|`(?P<b>{name})`")
+            rf"\s+(?:the\s+)?){quote}{before}(?P<a>{name}){after}|`(?P<b>{name})`"
+            rf"|{before}(?P<c>{name}){after}{quote}\s+(?i:shows?|gives?|lists?|returns?|provides?|finds?|tells?"
+            rf"|reports?|looks?\s+up|fetches|retrieves?)\b")
     return re.compile(strong), re.compile(weak)
 
 
@@ -151,9 +163,10 @@ _KEBAB_PATTERNS = _reference_patterns(_KEBAB)  # only the strong one is used
 
 def identifier_references(text: str, *, kebab: bool = False) -> list[str]:
     """Identifiers used as tool names: any identifier after call/invoke or before instead/tool; a verb-led one
-    after use, with, from, via and the like, or in backticks. Kebab-case counts only when `kebab` is true (the
-    server names tools that way), and then only after call/invoke or before instead/tool, since English writes
-    compounds that way (read-only); all-capital identifiers (constants, formats) never count."""
+    after use, with, from, via and the like, before shows, gives, returns, lists and the like, or in backticks.
+    Kebab-case counts only when `kebab` is true (the server names tools that way), and then only after call/invoke
+    or before instead/tool, since English writes compounds that way (read-only); all-capital identifiers (constants,
+    formats) never count."""
     found: list[tuple[int, str]] = []
     patterns = [(_SNAKE_PATTERNS[0], False), (_SNAKE_PATTERNS[1], True)]
     if kebab:
