@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from optimizer.propose.leakage import LONG_RUN, SHARED, common_words, leaked_phrases
+from optimizer.propose.leakage import LONG_RUN, SHARED, common_words, leaked_phrases, proper_nouns
 from optimizer.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,3 +141,35 @@ def test_the_word_list_ships_with_the_package_and_names_its_source() -> None:
     assert len(common_words()) >= 20_000 and {"copies", "late", "fees", "member"} <= common_words()
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
     assert "*.txt" in data["optimizer.data"]
+
+
+def test_titles_units_calendar_words_and_common_capitalised_words_are_not_names() -> None:
+    """A title is not a name ("DR-WEB for a Dr. Weber" copies nothing from "Dr. Kim"); neither is a lone capitalised
+    word that English writes in lower case too, a calendar word or a unit."""
+    prompts = ["Book me with Dr. Kim on Friday.", "Ask Mr Patel about the Priority of ticket 5.",
+               "Set it to Urgent before Mon.", "Convert 30 Celsius for Ms. Okafor."]
+    careful = "A doctor code, e.g. DR-WEB for a Dr. Weber. Priority is Urgent or Normal; days run Mon to Sun; Celsius."
+    assert leaked_phrases(careful, prompts) == []
+    assert leaked_phrases("e.g. a code for Dr. Kim.", prompts) == ["Kim"]  # the name after the title still counts
+    assert leaked_phrases("e.g. ask Patel or Okafor.", prompts) == ["Okafor", "Patel"]
+
+
+def test_a_name_a_dictionary_writes_only_capitalised_counts_alone() -> None:
+    prompts = ["Send the invoice to Weber now.", "Refund what Harriet paid."]
+    assert leaked_phrases("e.g. Weber or Harriet.", prompts) == ["Harriet", "Weber"]
+    assert {"kim", "weber", "harriet", "london"} <= proper_nouns() and not {"rose", "status", "colour"} & proper_nouns()
+
+
+def test_a_company_suffix_keeps_the_name_whole_and_a_zone_area_is_the_formats_word() -> None:
+    assert leaked_phrases("e.g. marking every product of Kettle & Co.", [], answers=["Kettle & Co"]) == ["Kettle & Co"]
+    prompts = ["How many hours ahead of UTC is Darwin, Australia?", "What time is it in Kathmandu now?"]
+    assert leaked_phrases("An IANA zone, e.g. 'Australia/Sydney'.", prompts) == []
+    assert leaked_phrases("An IANA zone, e.g. Asia/Kathmandu.", prompts) == ["Kathmandu"]
+    assert leaked_phrases("Places in Australia.", prompts) == ["Australia"]
+
+
+def test_a_word_made_from_a_common_or_the_servers_word_is_not_distinctive() -> None:
+    text = "Returns the refund id, the amount refunded and the refundable balance left."
+    assert leaked_phrases(text, ["Refund order 5"], answers=["exceeds the refundable balance"]) == []
+    assert leaked_phrases("It holds the postmortem balance.", [], answers=["the postmortem balance"]) == [
+        "the postmortem balance"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from optimizer.text import STOPWORDS, inflection_base, stem, words
-from optimizer.values import PATTERNS, find_values
+from optimizer.values import PATTERNS, TZ_AREAS, find_values
 
 LONG_RUN = 6
 """Words in a row from one prompt that are copying whatever the words (two of them content words)."""
@@ -35,11 +35,17 @@ ALWAYS = frozenset({"email", "url", "path", "uuid", "hash_id", "prefixed_id", "c
                     "datetime", "date_text", "timezone"})
 """Value kinds that are copying at any length; times and plain numbers need 3+ digits."""
 CALENDAR = frozenset("""january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split())  # noqa: SIM905
-"""Capitalised in English wherever they stand, so no evidence of a name."""
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
+    mon tue tues wed thu thur thurs fri sat sun celsius fahrenheit kelvin""".split())  # noqa: SIM905
+"""Calendar words and units named after people: capitalised in English wherever they stand, so no evidence of a
+name."""
+TITLES = frozenset("""mr mrs ms mx dr prof sir madam st mt ft no nos vol pp inc ltd llc plc co corp bros jr sr
+    dept ave rd blvd hon rev fr sgt capt lt col gen gov pres""".split())  # noqa: SIM905
+"""Titles and abbreviations that stand before or after names ("Dr. Kim", "Kettle & Co"): no names on their own."""
 _CAP = r"[A-Z][^\W\d_]*(?:['’-][^\W\d_]+)*(?![\w-])"
 _NAMES = re.compile(rf"{_CAP}(?:(?: &)? {_CAP})*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)[\W\d]*$")
+_AFTER_TITLE = re.compile(r"(?<![\w.])(?:" + "|".join(sorted(TITLES)) + r")\.\s+$", re.IGNORECASE)
 _REFERENCE = re.compile(r"\b[A-Za-z]{1,6}-(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{4,}\b")  # RF-7a1b2c, which values.py skips
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _CLAUSE = re.compile(r"[,.;:!?()\[\]\"“”{}]+")
@@ -81,12 +87,18 @@ def leaked_phrases(text: str, prompts: Iterable[str], *, known_text: Iterable[st
     found = {v for v in index.values if v.lower() not in known.text
              and re.search(rf"(?<![\w@#$-]){re.escape(v.lower())}(?![\w@-])", lowered)}
     found.update(run for run in index.digits if run not in known.text and re.search(rf"(?<!\d){run}(?!\d)", text))
-    found.update(n for n in index.names
-                 if not _holds(known, words(n)) and re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text))
+    found.update(n for n in index.names if not _holds(known, words(n)) and _named(n, text))
     found.update(a for a in index.answers if any(_distinctive(w, None, known) for w in words(a))
                  and not _holds(known, words(a)) and re.search(rf"(?<!\w){re.escape(a.lower())}(?!\w)", lowered))
     found.update(_runs(text, index, known))
     return sorted(found)
+
+
+def _named(name: str, text: str) -> bool:
+    """`text` uses the name, other than as the area of a time zone ("Australia" in "Australia/Sydney" names the
+    zone database's region, not the place a prompt asked about)."""
+    return any(not (name in TZ_AREAS and text[m.end():m.end() + 1] == "/")
+               for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text))
 
 
 def _runs(text: str, index: _Index, known: _Known) -> list[str]:
@@ -123,11 +135,28 @@ def _content(word: str) -> bool:
 
 
 def _distinctive(word: str, index: _Index | None, known: _Known) -> bool:
-    """Rare in English, not the server's own word, and (with an index) in fewer than SHARED prompts or answers."""
+    """Rare in English, not the server's own word, nor made from a common or the server's word by a derivational
+    ending ("refundable" from refund), and (with an index) in fewer than SHARED prompts or answers."""
     base = stem(word)
     common = common_words()
     return (_content(word) and word.isalpha() and word not in common and inflection_base(word) not in common
-            and word not in known.words and base not in known.words and (index is None or index.counts[base] < SHARED))
+            and word not in known.words and base not in known.words
+            and not any(root in common or root in known.words for root in _roots(word))
+            and (index is None or index.counts[base] < SHARED))
+
+
+_DERIVATIONAL = ("able", "ible", "ment", "ness", "ation", "ition", "ion", "ity", "ful", "less", "ive", "ize", "ise",
+                 "ly", "er", "al")
+
+
+def _roots(word: str) -> list[str]:
+    """What `word` may be made from by one derivational ending: refundable → refund, payment → pay, usable → use."""
+    out = []
+    for suffix in _DERIVATIONAL:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            root = word[: -len(suffix)]
+            out += [root, root + "e"]
+    return out
 
 
 def _holds(known: _Known, seq: list[str]) -> bool:
@@ -180,20 +209,38 @@ def _known(texts: tuple[str, ...]) -> _Known:
 
 def _names(text: str, whole: bool = False) -> list[str]:
     """Capitalised runs that are names by evidence: two or more capitalised words in a row, or one mid-sentence
-    (after the sentence's own first word); a run of capitals only (UTC, REST API) is an abbreviation. With `whole`
-    (an answer), a text made only of capitalised words is a name too ("Louisville")."""
+    (after the sentence's own first word, or after a title: "Dr. Kim"); a run of capitals only (UTC, REST API) is an
+    abbreviation. A run loses its leading titles (Dr) and, at a sentence's start, an ordinary first word ("Ask")
+    followed by more than titles ("Kettle & Co" stays whole); a lone word is a name only when it is not ordinary
+    (`_ordinary`). With `whole` (an answer), a text made only of capitalised words is a name too ("Louisville")."""
     found = []
     for match in _NAMES.finditer(text):
         parts = [re.sub(r"['’]s$", "", p) for p in match.group(0).split(" ")]
-        lead = _SENTENCE_START.search(text[: match.start()]) is not None
-        while parts and parts[0].lower() in STOPWORDS | {"&"}:
-            parts, lead = parts[1:], False
+        before = text[: match.start()]
+        lead = _SENTENCE_START.search(before) is not None and not _AFTER_TITLE.search(before)
+        while parts and (parts[0].lower() in STOPWORDS | TITLES | {"&"} or (lead and _ordinary(parts[0]) and any(
+                p.lower() not in TITLES | {"&"} for p in parts[1:]))):
+            parts, lead = parts[1:], False  # "Ask Dr Kim": the sentence's first word and the title are no name
         named = [p for p in parts if p != "&"]
-        if not any(p != p.upper() for p in named) or (len(named) == 1 and named[0].lower() in CALENDAR):
+        if not named or not any(p != p.upper() for p in named) or (len(named) == 1 and _ordinary(named[0])):
             continue
         if len(named) > 1 or not lead or (whole and match.group(0) == text.strip()):
             found.append(" ".join(parts))
     return found
+
+
+def _ordinary(word: str) -> bool:
+    """A lone capitalised word that is no evidence of a name: a calendar word or unit, a title, or a word common in
+    English that a dictionary writes in lower case (Status, Express, Rose)."""
+    lower = word.lower()
+    return lower in CALENDAR or lower in TITLES or (lower in common_words() and lower not in proper_nouns())
+
+
+@functools.cache
+def proper_nouns() -> frozenset[str]:
+    """Common English words that no dictionary writes in lower case (see bench/build_proper_nouns.py)."""
+    data = resources.files("optimizer").joinpath("data").joinpath("proper_nouns.txt").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in data.splitlines() if line.strip() and not line.startswith("#"))
 
 
 def _literals(answer: str) -> list[str]:
