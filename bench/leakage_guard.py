@@ -9,6 +9,11 @@ definitions as known text. A positive is a flagged entry; a true positive is a f
 
 Prints, per label and leak kind, how many entries there are and how many each guard flags, then precision and
 recall of both; --show also lists every entry a guard gets wrong, with what it flagged.
+
+Then the guard on text it was not written with: every description and parameter description of the recorded real
+proposals (`tests/fixtures/proposals/`, a Claude model's answers to the proposer request of each test-bed server),
+judged as screening judges them. A flagged text is a false rejection unless every phrase flagged in it is one
+`tests/fixtures/proposals/reviewed.json` lists (a train task's expected answer or a value its prompt names).
 """
 
 from __future__ import annotations
@@ -21,13 +26,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from optimizer.definitions import Catalog, ToolDef
 from optimizer.propose.leakage import leaked_phrases
+from optimizer.propose.safety import catalog_text
 from optimizer.tasks import load_tasks
 from optimizer.text import STOPWORDS, words
 from optimizer.values import find_values
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "leakage_corpus.json"
+PROPOSALS = ROOT / "tests" / "fixtures" / "proposals"
 Guard = Callable[[dict[str, Any], dict[str, Any]], list[str]]
 
 
@@ -96,6 +104,27 @@ def measure(guard: Guard, servers: dict[str, dict[str, Any]], entries: list[dict
             "recall": true / leaks if leaks else 1.0}
 
 
+def real_proposals() -> list[dict[str, Any]]:
+    """Per recorded real proposal: its texts, how many the guard flags, and how many of those a reviewer would not
+    strike (false rejections), with the flagged phrases."""
+    reviewed = json.loads((PROPOSALS / "reviewed.json").read_text(encoding="utf-8"))["leaks"]
+    rows = []
+    for path in sorted(p for p in PROPOSALS.glob("*.json") if p.stem != "reviewed"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        catalog = Catalog(data["catalog"]["server_name"], tuple(map(ToolDef.from_canonical, data["catalog"]["tools"])))
+        train = load_tasks(ROOT / data["tasks"]).split("train")
+        texts = [text for c in data["answer"]["candidates"] for t in c["tools"]
+                 for text in (t.get("description"), *(t.get("parameters") or {}).values()) if text]
+        flagged = [found for text in texts
+                   if (found := leaked_phrases(text, [t.prompt for t in train], known_text=[catalog_text(catalog)],
+                                               answers=[t.expect.answer for t in train]))]
+        allowed = set(reviewed.get(path.stem, {}))
+        rows.append({"server": path.stem, "texts": len(texts), "flagged": len(flagged),
+                     "false": sum(not set(found) <= allowed for found in flagged),
+                     "phrases": sorted({p for found in flagged for p in found})})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--show", action="store_true", help="list every entry a guard gets wrong")
@@ -108,6 +137,15 @@ def main() -> None:
         print(f"{key:<16} {n:>4}  {results['old']['rows'][key][1]:>9}  {new:>9}")
     for name in ("precision", "recall"):
         print(f"{name:<16} {'':>4}  {results['old'][name]:>9.2f}  {results['new'][name]:>9.2f}")
+    print()
+    print("recorded real proposals (text the guard was not written with):")
+    print(f"{'server':<22} {'texts':>5}  {'flagged':>7}  {'false':>5}  phrases")
+    rows = real_proposals()
+    for row in rows:
+        print(f"{row['server']:<22} {row['texts']:>5}  {row['flagged']:>7}  {row['false']:>5}  "
+              f"{', '.join(row['phrases']) or '–'}")
+    print(f"{'all':<22} {sum(r['texts'] for r in rows):>5}  {sum(r['flagged'] for r in rows):>7}  "
+          f"{sum(r['false'] for r in rows):>5}")
     if args.show:
         for name, result in results.items():
             for entry, found in zip(entries, result["flagged"], strict=True):

@@ -1,0 +1,225 @@
+"""Recorded real proposals: the proposer request the project sends for each server of the test bed, and a Claude
+model's answer to it, kept as fixtures (tests/fixtures/proposals/<server>.json) that the tests replay through the
+local fake Messages API.
+
+    python bench/real_proposals.py capture [--only NAME,…]   # write each server's request (kept if answered)
+    python bench/real_proposals.py answer NAME ANSWER.json    # store a model's answer (the tool call's input)
+    python bench/real_proposals.py screen [--only NAME,…] [--json] [--overlays DIR]
+
+`capture` runs `optimize` on the server's task set with the offline agents (their train episodes are the evidence)
+and claude-opus-5-5 as the proposer, through the local fake Messages API, and records the one proposer request it
+sends (system prompt, user message, the submit_candidates tool and tool_choice). A Claude model is then given that
+request and nothing else, and its answer — the input of its submit_candidates call — is stored with `answer`.
+
+`screen` replays every recorded answer: it runs the same `optimize` with the fake API answering the proposer
+request with the recorded input, one round, and prints per server what screening made of each candidate (kept
+whole, trimmed or rejected, with the reasons), whether the winner names only tools it exposes, and how many
+texts the leakage guard flagged. Every figure is about screening and consistency: the offline agents that make the
+evidence and run the search are test doubles, not quality evidence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply  # noqa: E402
+from testbed import Server, servers  # noqa: E402
+
+from optimizer.definitions import Catalog  # noqa: E402
+from optimizer.models import CLAUDE_PROPOSER  # noqa: E402
+from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS  # noqa: E402
+from optimizer.optimize import OptimizeConfig, run_optimize  # noqa: E402
+from optimizer.propose.claude_reply import TOOL_NAME  # noqa: E402
+from optimizer.propose.leakage import leaked_phrases  # noqa: E402
+from optimizer.propose.safety import catalog_text  # noqa: E402
+from optimizer.references import unexposed  # noqa: E402
+from optimizer.review import load_review  # noqa: E402
+from optimizer.tasks import load_tasks  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "proposals"
+KEY = "sk-ant-bench-not-a-real-key"
+
+
+def fixture_path(server: Server) -> Path:
+    return FIXTURES / f"{server.name.replace('/', '-')}.json"
+
+
+class Recorder:
+    """The fake API's policy: agent turns go to the offline agent; the proposer's forced calls are recorded, and the
+    first is answered with `answer`. Any other (the first without an answer, or the request that sends rejected
+    edits back) is refused: no model answered it."""
+
+    def __init__(self, answer: dict[str, Any] | None = None) -> None:
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self.agent = SimPolicy("lexical")
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        if (request.get("tool_choice") or {}).get("name") == TOOL_NAME:
+            self.requests.append(request)
+            if self.answer is None or len(self.requests) > 1:
+                raise RuntimeError("no recorded answer for this request")
+            return tool_use_reply(TOOL_NAME, self.answer)
+        return self.agent(request)
+
+
+@contextmanager
+def fake_api(policy: Recorder) -> Iterator[FakeAnthropicAPI]:
+    saved = {k: os.environ.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
+    with FakeAnthropicAPI(policy) as api:
+        os.environ.update({"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url})
+        try:
+            yield api
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+def config_for(server: Server) -> OptimizeConfig:
+    return OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks),
+                          models=OFFLINE_MODELS, proposer=CLAUDE_PROPOSER, rounds=1,
+                          allow_destructive=server.allow_destructive)
+
+
+def run(server: Server, policy: Recorder, runs: Path) -> dict[str, Any]:
+    with fake_api(policy):
+        return asyncio.run(run_optimize(config_for(server), runs_dir=runs, run_id=server.name.replace("/", "-")))
+
+
+def capture(server: Server) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The proposer request `optimize` sends for this server (the fixture's `request`), and the server's tools as it
+    lists them (`catalog`)."""
+    policy = Recorder()
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = run(server, policy, Path(tmp))
+        catalog = load_review(Path(summary["run_dir"])).catalog
+    if len(policy.requests) != 1:
+        raise SystemExit(f"{server.name}: expected one proposer request, saw {len(policy.requests)}")
+    request = policy.requests[0]
+    return ({key: request[key] for key in ("model", "system", "tools", "tool_choice", "messages")},
+            {"server_name": catalog.server_name, "tools": [tool.canonical() for tool in catalog.tools]})
+
+
+def load(server: Server) -> dict[str, Any]:
+    return json.loads(fixture_path(server).read_text(encoding="utf-8"))
+
+
+def save(server: Server, data: dict[str, Any]) -> None:
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    fixture_path(server).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def command_capture(chosen: list[Server]) -> None:
+    for server in chosen:
+        old = load(server) if fixture_path(server).exists() else {}
+        request, catalog = capture(server)
+        if "answer" in old and old["request"] != request:
+            print(f"{server.name}: the request differs from the one the recorded answer answered (tool results hold "
+                  "the time of day, for one); kept the recorded request and answer. To record anew, delete the file.")
+            request = old["request"]
+        save(server, {"server": server.name, "command": server.command, "tasks": str(server.tasks.relative_to(ROOT)),
+                      "catalog": catalog, "request": request,
+                      **{k: v for k, v in old.items() if k in ("provenance", "answer")}})
+        print(f"{server.name}: request written to {fixture_path(server).relative_to(ROOT)}")
+
+
+def command_answer(server: Server, answer_file: Path, answered_by: str) -> None:
+    data = load(server)
+    answer = json.loads(answer_file.read_text(encoding="utf-8"))
+    if not isinstance(answer, dict) or not isinstance(answer.get("candidates"), list):
+        raise SystemExit(f"{answer_file}: expected the submit_candidates input, an object with a candidates list")
+    data["answer"] = answer
+    data["provenance"] = {
+        "answered_by": answered_by,
+        "date": date.today().isoformat(),
+        "how": "The model was given the request above and nothing else (the system prompt, the user message and the "
+               "submit_candidates tool with its forced tool_choice) and answered it as the proposer would; `answer` "
+               "is the input of its submit_candidates call, unedited.",
+    }
+    save(server, data)
+    print(f"{server.name}: answer stored ({len(answer['candidates'])} candidates)")
+
+
+def screen(server: Server, overlays: Path | None = None) -> dict[str, Any]:
+    """Replay the recorded answer in one optimize round: what screening and the search made of it, whether the
+    shipped winner names only tools it exposes, and what the leakage guard flagged in the answer's texts. With
+    `overlays`, the winner's overlay.json is kept there as <server>.overlay.json."""
+    data = load(server)
+    policy = Recorder(data["answer"])
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = run(server, policy, Path(tmp))
+        review = load_review(Path(summary["run_dir"]))
+        if overlays is not None:
+            overlays.mkdir(parents=True, exist_ok=True)
+            target = overlays / f"{server.name.replace('/', '-')}.overlay.json"
+            target.write_bytes((Path(summary["run_dir"]) / summary["overlay"]).read_bytes())
+    log = summary["rounds"][0] if summary["rounds"] else {}
+    entries = log.get("rejected", [])
+    rejected = {r["candidate"] for r in entries if "tool" not in r and r.get("outcome", "rejected") == "rejected"}
+    trimmed = {r["candidate"] for r in entries} - rejected
+    names = {n for c in data["answer"]["candidates"] for t in c["tools"] if (n := t.get("name"))}
+    return {"server": server.name, "proposed": log.get("proposed", 0),
+            "passed_whole": log.get("proposed", 0) - len(rejected | trimmed), "trimmed": len(trimmed),
+            "rejected": len(rejected), "reasons": entries, "unfit": log.get("unfit", []),
+            "winner_tools_changed": len(review.changes), "winner_scheme": review.winner.scheme,
+            "winner_unexposed_names": unexposed(review.catalog, review.winner, names),
+            "leakage_flags": leakage_flags(server, data["answer"], review.catalog)}
+
+
+def leakage_flags(server: Server, answer: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+    """How many of the answer's texts the leakage guard flags against the server's train prompts and answers (with
+    the server's own text as known, as screening judges them), and what it flagged."""
+    train = load_tasks(server.tasks).split("train")
+    prompts, answers, known = [t.prompt for t in train], [t.expect.answer for t in train], [catalog_text(catalog)]
+    texts = [text for c in answer["candidates"] for t in c["tools"]
+             for text in (t.get("description"), *(t.get("parameters") or {}).values()) if text]
+    flagged = [found for text in texts if (found := leaked_phrases(text, prompts, known_text=known, answers=answers))]
+    return {"texts": len(texts), "flagged": len(flagged), "phrases": sorted({p for f in flagged for p in f})}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("capture", "screen"):
+        one = sub.add_parser(name)
+        one.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
+        one.add_argument("--json", action="store_true")
+        one.add_argument("--overlays", type=Path, help="screen: keep each winner's overlay.json in this folder")
+    answer = sub.add_parser("answer")
+    answer.add_argument("server")
+    answer.add_argument("file", type=Path)
+    answer.add_argument("--answered-by", default="a Claude model (a helper session given only the request)")
+    args = parser.parse_args()
+    everything = servers()
+    if args.command == "answer":
+        [server] = [s for s in everything if s.name == args.server]
+        command_answer(server, args.file, args.answered_by)
+        return
+    wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+    chosen = [s for s in everything if not wanted or s.name in wanted]
+    if args.command == "capture":
+        command_capture(chosen)
+        return
+    rows = [screen(s, args.overlays) for s in chosen if fixture_path(s).exists() and "answer" in load(s)]
+    print(json.dumps(rows, indent=1) if args.json else "\n".join(json.dumps(r) for r in rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Recorded real proposals (issue 27): for every bundled example and test-bed server, a Claude model's answer to the
+proposer request the project sends (tests/fixtures/proposals/, made with bench/real_proposals.py). Replayed through
+the real SDK and the local fake Messages API, none is rejected but for a reason a reviewer would give too, and no
+candidate the search can mix from them names a tool it does not expose."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply
+
+from optimizer.definitions import Candidate, Catalog, ToolDef
+from optimizer.models.anthropic import AnthropicClient
+from optimizer.optimize.screening import Screen, accepted_of
+from optimizer.patch import overlay_from_json
+from optimizer.pool import candidate_from, pool_from
+from optimizer.propose.base import Evidence
+from optimizer.propose.claude import ClaudeProposer
+from optimizer.propose.claude_reply import TOOL_NAME
+from optimizer.references import unexposed
+from optimizer.tasks import load_tasks
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures" / "proposals").glob("*.json") if p.stem != "reviewed")
+REVIEWED = json.loads((ROOT / "tests" / "fixtures" / "proposals" / "reviewed.json").read_text(encoding="utf-8"))
+
+
+def struck_by_a_reviewer(server: str, tool: str, why: str) -> bool:
+    """The reason screening gave is one `reviewed.json` lists: every phrase it says was copied is a reviewed leak of
+    this server, or the whole edit is one the reviewer strikes."""
+    copied = re.fullmatch(r"copies text from train prompts: (.+)", why)
+    if copied:
+        return set(re.findall(r"'([^']+)'", copied.group(1))) <= set(REVIEWED["leaks"].get(server, {}))
+    return tool in REVIEWED["edits"].get(server, {})
+
+
+def fixture(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def catalog_of(data: dict[str, Any]) -> Catalog:
+    return Catalog(data["catalog"]["server_name"], tuple(ToolDef.from_canonical(t) for t in data["catalog"]["tools"]))
+
+
+def replayed(data: dict[str, Any], catalog: Catalog) -> list[Candidate]:
+    """The candidates ClaudeProposer reads from the recorded answer, fetched over HTTP from the fake API."""
+    async def go(api: FakeAnthropicAPI) -> list[Candidate]:
+        proposer = ClaudeProposer(data["request"]["model"], AnthropicClient(api_key="replay", base_url=api.base_url))
+        try:
+            return await proposer.propose(catalog, Candidate(), Evidence("", (), (), {}), k=4, seed=0)
+        finally:
+            await proposer.client.close()
+
+    with FakeAnthropicAPI(lambda request: tool_use_reply(TOOL_NAME, data["answer"])) as api:
+        return asyncio.run(go(api))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_a_real_proposal_passes_screening_and_mixes_into_consistent_candidates(path: Path) -> None:
+    data = fixture(path)
+    assert data["provenance"]["how"] and len(data["answer"]["candidates"]) == 4
+    catalog = catalog_of(data)
+    proposals = replayed(data, catalog)
+    assert len(proposals) == 4  # every candidate the model wrote is structurally valid
+    train = load_tasks(ROOT / data["tasks"]).split("train")
+    screen = Screen(catalog, train, allow_leakage=False)
+    screened = screen.screen(proposals)
+    for s in screened:
+        assert s.kept is not None, s.rejections()  # no proposal is rejected whole
+        for tool, why in s.dropped.items():
+            assert struck_by_a_reviewer(path.stem, tool, why), (tool, why)
+    accepted = accepted_of(screened)
+    pool = pool_from(Candidate(), accepted)
+    rng = random.Random(path.stem)
+    mixed = [*accepted, *(candidate_from(pool, {tool: rng.randrange(len(options))
+                                                for tool, options in pool.edits.items()}, rng.choice(pool.schemes))
+                          for _ in range(40))]
+    for candidate in mixed:
+        assert unexposed(catalog, candidate, screen.names) == [], candidate.to_json()
+    for candidate in mixed[:12]:
+        assert screen.final(candidate) is None
+
+
+SUPPORT = ROOT / "tests" / "fixtures" / "proposals" / "support.json"
+
+
+class Replay:
+    """Agent turns go to the offline agent; the first proposer request gets the recorded answer, any other (the
+    request that sends rejected edits back) an error, since no model answered it."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer, self.asked, self.agent = answer, 0, SimPolicy("lexical")
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        if (request.get("tool_choice") or {}).get("name") == TOOL_NAME:
+            self.asked += 1
+            if self.asked > 1:
+                raise RuntimeError("no recorded answer for this request")
+            return tool_use_reply(TOOL_NAME, self.answer)
+        return self.agent(request)
+
+
+@pytest.mark.slow
+def test_optimize_ships_a_consistent_winner_from_a_real_proposal(run_cli: Any, tmp_path: Path) -> None:
+    """End to end on the bundled support server: the recorded proposal goes through `optimize` (offline agents,
+    Claude proposer via the fake API), and the shipped overlay names only tools it exposes."""
+    data = fixture(SUPPORT)
+    with FakeAnthropicAPI(Replay(data["answer"])) as api:
+        result = run_cli("optimize", "--server", f"{sys.executable} {ROOT / 'examples/support/server.py'}",
+                         "--tasks", str(ROOT / "examples/support/tasks"), "--models", "sim:lexical,sim:skim",
+                         "--proposer", "claude-opus-5-5", "--rounds", "1", "--trials", "6", "--heldout-candidates", "1",
+                         "--runs-dir", str(tmp_path), "--run-id", "real", "--json", cwd=tmp_path,
+                         env={"ANTHROPIC_API_KEY": "sk-ant-replay", "ANTHROPIC_BASE_URL": api.base_url})
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    assert summary["rounds"][0]["proposed"] == 4 and summary["rounds"][0]["rejected"] == []  # all four pass whole
+    overlay = json.loads((tmp_path / "real" / "overlay.json").read_text(encoding="utf-8"))
+    assert overlay.get("tools"), "the winner changes definitions"
+    names = {t["name"] for c in data["answer"]["candidates"] for t in c["tools"] if t.get("name")}
+    assert unexposed(catalog_of(data), overlay_from_json(overlay), names) == []
