@@ -43,16 +43,17 @@ def pool_from(current: Candidate, proposals: Sequence[Candidate]) -> Pool:
     not mention a tool proposes that tool's original definition (the empty edit). Each edit's references are read
     with the names of the first proposal that made it."""
     everyone = [current, *proposals]
+    names = [given_names(cand) for cand in everyone]
     tools = sorted({tool for cand in everyone for tool in cand.edits})
     edits: dict[str, tuple[ToolEdit, ...]] = {}
     refs: dict[str, tuple[dict[str, str], ...]] = {}
     for tool in tools:
         seen: dict[str, tuple[ToolEdit, dict[str, str]]] = {}
-        for cand in everyone:
+        for cand, given in zip(everyone, names, strict=True):
             edit = cand.edits.get(tool, ToolEdit())
             key = digest(edit.to_json())
             if key not in seen:
-                seen[key] = (edit, references(edit, given_names(cand)))
+                seen[key] = (edit, references(edit, given))
         edits[tool] = tuple(edit for edit, _ in seen.values())
         if any(found for _, found in seen.values()):
             refs[tool] = tuple(found for _, found in seen.values())

@@ -153,13 +153,12 @@ class Screen:
     def shippable(self, outcome: SearchResult) -> tuple[SearchResult | None, dict[str, str]]:
         """The search's result less the trials whose candidate fails `final` (None when no complete trial is left),
         and why each such candidate failed, by key."""
-        unfit: dict[str, str] = {}
+        verdicts: dict[str, str | None] = {}
         for trial in outcome.trials:
             key = trial.candidate.key
-            if key not in unfit and not trial.candidate.is_baseline:
-                why = self.final(trial.candidate)
-                if why is not None:
-                    unfit[key] = why
+            if key not in verdicts:
+                verdicts[key] = None if trial.candidate.is_baseline else self.final(trial.candidate)
+        unfit = {key: why for key, why in verdicts.items() if why is not None}
         return without(outcome, set(unfit)), unfit
 
     def _text_reason(self, candidate: Candidate, observed: Observed | None) -> str | None:
