@@ -30,7 +30,8 @@ LAYERS: list[tuple[str, ...]] = [
      "optimizer.task_check", "optimizer.server_faults", "optimizer.server_results", "optimizer.trial_owner",
      "optimizer.study_storage", "optimizer.server_leases"),
     # 3: vendors, agents, proposers and judges behind their protocols
-    ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.episode",
+    ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
+     "optimizer.episode",
      "optimizer.task_generate", "optimizer.task_offline", "optimizer.task_explore", "optimizer.html_report",
      "optimizer.pin",
      "optimizer.context",

@@ -72,6 +72,10 @@ class ToolSearch:
                 return Found((), f"not a valid regular expression: {exc}")
             return Found(tuple(t.name for t, text in zip(self.tools, self._texts, strict=True)
                                if pattern.search(text))[:TOP_K])
+        return Found(tuple(name for name, _ in self.ranked(query)[:TOP_K]))
+
+    def ranked(self, query: str) -> list[tuple[str, float]]:
+        """Every tool the query's words score above zero by BM25, best first (ties in listing order)."""
         wanted = set(terms(query))
         n = len(self.tools)
         scores = []
@@ -84,7 +88,7 @@ class ToolSearch:
                     score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / self._avg))
             if score > 0:
                 scores.append((-score, index))
-        return Found(tuple(self.tools[i].name for _, i in sorted(scores)[:TOP_K]))
+        return [(self.tools[i].name, -negative) for negative, i in sorted(scores)]
 
     def visible(self, loaded: Sequence[str]) -> tuple[ToolDef, ...]:
         """What the agent sees: the search tool, then the loaded tools in listing order."""

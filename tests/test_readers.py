@@ -1,0 +1,44 @@
+"""The offline readers that are real systems (`optimizer.readers`): a BM25 tool search and wordllama's trained
+embeddings rank a server's tools for a request; the top hit is the reader's choice."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.definitions import ToolDef
+from optimizer.readers import EmbeddingReader, SearchReader, load_reader, tool_text
+
+TOOLS = [
+    ToolDef("track_shipment", "Track a parcel with the courier: where it is now and when it should arrive.",
+            {"type": "object", "properties": {"number": {"type": "string", "description": "Tracking number."}}}),
+    ToolDef("refund_order", "Refund money for an order to the original payment method.",
+            {"type": "object", "properties": {"order": {"type": "string"}}}),
+    ToolDef("get_policy", "Read the store policy on returns, warranty or shipping costs.",
+            {"type": "object", "properties": {"topic": {"type": "string"}}}),
+]
+
+
+def test_bm25_ranks_the_tools_that_share_words_with_the_request_and_finds_nothing_for_none() -> None:
+    reader = SearchReader()
+    assert reader.rank(TOOLS, "Where is my parcel? When will it arrive?")[0] == "track_shipment"
+    assert reader.rank(TOOLS, "Please refund order 5")[0] == "refund_order"
+    assert reader.rank(TOOLS, "xyzzy") == []
+
+
+def test_the_embedding_reader_ranks_every_tool_by_meaning_and_is_deterministic() -> None:
+    reader = EmbeddingReader()
+    ranked = reader.rank(TOOLS, "I want my money back for the broken kettle")
+    assert sorted(ranked) == sorted(t.name for t in TOOLS) and ranked[0] == "refund_order"
+    assert reader.rank(TOOLS, "I want my money back for the broken kettle") == ranked
+    assert reader.rank([], "anything") == []
+
+
+def test_a_tools_text_is_its_name_as_words_its_description_and_its_parameters() -> None:
+    assert tool_text(TOOLS[0]) == ("track shipment. Track a parcel with the courier: where it is now and when it "
+                                   "should arrive. number: Tracking number.")
+
+
+def test_readers_by_name() -> None:
+    assert isinstance(load_reader("bm25"), SearchReader) and isinstance(load_reader("embed"), EmbeddingReader)
+    with pytest.raises(ValueError, match="unknown reader"):
+        load_reader("sim:lexical")
