@@ -55,7 +55,7 @@ class Server:
 def servers() -> list[Server]:
     """The bundled examples, then every published server folder with a launcher (serve.py) and tasks."""
     found = [Server(name, ROOT / "examples" / name / "server.py", ROOT / "examples" / name / "tasks")
-             for name in ("support", "workspace")]
+             for name in ("support", "workspace", "payroll")]
     for folder in sorted((ROOT / "examples" / "published").glob("*/")):
         if (folder / "serve.py").exists() and (folder / "tasks").is_dir():
             destructive = "--allow-destructive" in readme_command(folder / "README.md")

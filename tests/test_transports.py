@@ -193,6 +193,8 @@ EXAMPLE_CASES = {
                 "get_customer", {"query": "C-1004"}, "Dana Whitfield"),
     "workspace": ({"search", "query", "get", "get_item", "list", "schedule"},
                   "get", {"id": "DOC-101"}, "Deploy runbook"),
+    "payroll": ({"get_employee", "file_expense", "submit_expense", "request_leave"},
+                "get_employee", {"id": "E-00042"}, "Tomás Ortega"),
 }
 
 
