@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from optimizer.definitions import Exposed
 from optimizer.models.base import AgentModel, Message, ModelAccessError, ModelUnavailable, ToolCall, ToolResult, Usage
+from optimizer.models.reader import TOP as READING_TOP
+from optimizer.models.reader import ToolRanker
 from optimizer.servers import CallOutcome, ServerCrashed
 from optimizer.tasks import Task
 from optimizer.tool_search import SEARCH_TOOL, ToolSearch
@@ -62,6 +64,9 @@ class Episode:
     """With a tool search: each search the agent ran, {"query", "found": [exposed names], "error"?}, in order."""
     loaded: list[str] = field(default_factory=list)
     """With a tool search: the exposed names loaded so far, in the order they were found."""
+    reading: list[str] | None = None
+    """A reader's episode (`optimizer.models.reader`): the original names of its top-ranked tools, best first; None
+    for an agent."""
 
     @property
     def called_tools(self) -> list[str]:
@@ -85,11 +90,15 @@ async def run_episode(
     search: ToolSearch | None = None,
 ) -> Episode:
     """Run one task to an answer. `turn_slot` bounds concurrent model requests across episodes. With `search`, the
-    agent sees only the search tool and the tools its searches loaded."""
+    agent sees only the search tool and the tools its searches loaded. A reader (`ToolRanker`) takes no turns: its
+    episode is a reading of the exposed tools, and nothing is called."""
     episode = Episode(task_id=task.id, model=model.id, messages=[Message("user", task.prompt)])
     started = time.perf_counter()
     try:
-        await _loop(episode, model, exposed, call_tool, config, seed, turn_slot, search)
+        if isinstance(model, ToolRanker):
+            _read(episode, model, exposed, task.prompt)
+        else:
+            await _loop(episode, model, exposed, call_tool, config, seed, turn_slot, search)
     except ModelAccessError:
         raise
     except (ServerCrashed, ModelUnavailable) as exc:
@@ -136,6 +145,16 @@ async def _loop(
         episode.messages.append(Message("tool", tool_results=tuple(results)))
     episode.status = "max_turns"
     episode.answer = next((m.text for m in reversed(episode.messages) if m.role == "assistant"), "")
+
+
+def _read(episode: Episode, reader: ToolRanker, exposed: Exposed, prompt: str) -> None:
+    """A reader's choice: the exposed tools ranked for the prompt, the top hit recorded as an uncalled call."""
+    ranked = [name for name in reader.rank(exposed.tools, prompt) if exposed.original(name)]
+    episode.reading = [exposed.routing[name] for name in ranked[:READING_TOP]]
+    episode.messages.append(Message("assistant", "ranked: " + (", ".join(ranked[:READING_TOP]) or "nothing found")))
+    if ranked:
+        episode.calls.append(CallRecord("reading", ranked[0], exposed.original(ranked[0]), {},
+                                        "(the reader's choice; readers call nothing)", False, 0.0))
 
 
 def _search(call: ToolCall, search: ToolSearch, episode: Episode) -> ToolResult:

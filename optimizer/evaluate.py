@@ -24,7 +24,7 @@ from optimizer.definitions import Candidate, Catalog, Exposed, apply, digest
 from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
-from optimizer.scoring import Verdict, confusion, response_text, score
+from optimizer.scoring import choice_verdict, confusion, response_text, score
 from optimizer.server_leases import Lease, Leases, may_change_state
 from optimizer.servers import ServerPool
 from optimizer.store import RunStore, StoredEpisode, episode_key
@@ -214,8 +214,11 @@ async def _judge(job: _Job, episode: Episode, judge: Grader | None) -> JudgeVerd
 
 def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeVerdict | None = None,
                searched: Exposed | None = None) -> StoredEpisode:
-    verdict: Verdict = score(job.task.expect, episode.answer, episode.called_tools,
-                             judge=None if judged is None else (lambda _expected, _text: judged.passed))
+    if episode.reading is not None:
+        verdict = choice_verdict(job.task.expect, episode.called_tools[0] if episode.called_tools else None)
+    else:
+        verdict = score(job.task.expect, episode.answer, episode.called_tools,
+                        judge=None if judged is None else (lambda _expected, _text: judged.passed))
     passed = verdict.passed and episode.status == "completed"
     data: dict[str, Any] = {
         "prompt": job.task.prompt,
@@ -232,6 +235,8 @@ def _to_stored(job: _Job, episode: Episode, candidate: Candidate, judged: JudgeV
         "model_seconds": round(episode.model_seconds, 4),
         **({"batch": True} if job.model.batch else {}),
     }
+    if episode.reading is not None:  # a reader's top five, by original name
+        data["reading"] = list(episode.reading)
     if searched is not None:  # what the agent's searches found, by original name
         data["searches"] = episode.searches
         data["search_found"] = sorted({searched.routing[n] for s in episode.searches for n in s["found"]})
@@ -261,10 +266,17 @@ def _outcome(stored: StoredEpisode, task: Task, *, cached: bool) -> Outcome:
         task_id=task.id, model=stored.model, split=task.split, epoch=stored.epoch, passed=stored.passed,
         cached=cached, expected_first=task.expect.tools[0] if task.expect.tools else None, chosen_first=first,
         tool_calls=len(calls), input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
-        found=(bool(task.expect.tools) and task.expect.tools[0] in stored.data["search_found"])
-        if "search_found" in stored.data else None,
+        found=_found(stored.data, task),
         called_expected=bool(task.expect.tools) and task.expect.tools[0] in {c.get("original") for c in calls},
     )
+
+
+def _found(data: dict[str, Any], task: Task) -> bool | None:
+    """Whether a search or a reader found the task's first expected tool (None for an agent without a search)."""
+    found = data.get("reading", data.get("search_found"))
+    if found is None:
+        return None
+    return bool(task.expect.tools) and task.expect.tools[0] in found
 
 
 def _record(result: EvalResult, outcome: Outcome, progress: Progress | None) -> None:

@@ -12,6 +12,8 @@ from optimizer.config import EvalConfig
 from optimizer.context import SEPARATOR
 from optimizer.evaluate import EvalResult, Outcome, Progress, first_tool_confusion, search_recall, unfound_queries
 from optimizer.harness import Harness, open_harness
+from optimizer.models.base import AgentModel
+from optimizer.models.reader import ToolRanker
 from optimizer.scoring import accuracy_table
 from optimizer.server_leases import state_report
 
@@ -52,6 +54,8 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         "context": run.context.names,
         "client_naming": run.config.client_naming,
         "cross_server": cross_server(result.outcomes),
+        **({"readers": reading_recall(run.models, result.outcomes)} if any(isinstance(m, ToolRanker)
+                                                                          for m in run.models) else {}),
         **({"tool_search": run.config.tool_search, "search": search_recall(result.outcomes),
             "unfound": unfound_queries(result.episodes)} if run.config.tool_search != "off" else {}),
         "episodes": {"run": result.run, "cached": result.cached, "infra_errors": result.infra_errors,
@@ -60,6 +64,13 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         "server_restarts": run.pool.restarts,
         "notices": run.notices,
     }
+
+
+def reading_recall(models: Sequence[AgentModel], outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
+    """Per reader, over tasks that expect a tool: in how many its top five held the first expected tool (`found`),
+    of how many (`n`), and the share (`recall`, recall at 5)."""
+    readers = {m.id for m in models if isinstance(m, ToolRanker)}
+    return {model: row for model, row in search_recall(outcomes).items() if model in readers}
 
 
 def _accuracy(result: EvalResult) -> dict[str, Any]:

@@ -54,7 +54,8 @@ class Change:
 @dataclass
 class Page:
     title: str
-    offline: bool
+    offline: str | None
+    """the offline banner (`models.offline_banner`) when the results are offline, else None"""
     facts: list[str]
     """short lines under the title (server, models, tasks, verdict)"""
     bars: list[Bar]
@@ -105,8 +106,7 @@ def render(page: Page) -> str:
 
 
 def _header(page: Page) -> str:
-    banner = ('<p class="offline">OFFLINE — simulated agents, stand-ins for real models.</p>' if page.offline
-              else "")
+    banner = f'<p class="offline">{_e(page.offline)}</p>' if page.offline else ""
     facts = "".join(f"<li>{_e(line)}</li>" for line in page.facts)
     return f"<h1>{_e(page.title)}</h1>{banner}<ul class=\"facts\">{facts}</ul>"
 

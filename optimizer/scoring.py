@@ -225,6 +225,16 @@ def score(
     )
 
 
+def choice_verdict(expect: Expect, chosen: str | None) -> Verdict:
+    """A reader's verdict: its choice (original name, None for nothing found) is the task's first expected tool, or
+    nothing when the task expects no tool."""
+    wanted = expect.tools[0] if expect.tools else None
+    passed = chosen == wanted
+    reason = ("the expected first tool ranked first" if passed
+              else f"ranked {chosen or 'no tool'} first; expected {wanted or 'no tool'}")
+    return Verdict(passed=passed, checks={"first_tool": passed}, reason=reason)
+
+
 def wilson(passed: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     """Wilson score interval for `passed` successes out of `n`; (0.0, 1.0) when n == 0."""
     if n < 0 or not 0 <= passed <= max(n, 0):

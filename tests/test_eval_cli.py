@@ -154,8 +154,22 @@ def test_api_keys_never_reach_the_run_directory(
     assert secret not in result.stdout
 
 
-def test_offline_refuses_models_that_are_not_simulated(run_cli: Cli, tmp_path: Path) -> None:
+def test_offline_refuses_models_that_are_not_offline(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--offline",
                      "--models", "sim:lexical,claude-haiku-5-5", "--runs-dir", str(tmp_path))
-    assert result.returncode == 2 and "--offline runs only simulated agents" in result.stderr
+    assert result.returncode == 2 and "--offline runs only offline readers and simulated agents" in result.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_eval_with_the_offline_readers_reports_findability_and_recall(run_cli: Cli, tmp_path: Path) -> None:
+    result = run_cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--models", "reader:bm25,reader:embed",
+                     "--offline", "--runs-dir", str(tmp_path), "--run-id", "read", "--json", *ONE_SERVER)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["offline"] is True and report["models"] == ["reader:bm25", "reader:embed"]
+    for model in report["models"]:
+        assert sum(report["results"][model][s]["n"] for s in ("train", "heldout")) == 66
+        assert 0 < report["readers"][model]["found"] <= report["readers"][model]["n"] == 66
+    assert report["episodes"]["changed_state"] == 0  # readers call nothing
+    text = run_cli("eval", "--resume", "read", "--runs-dir", str(tmp_path), cwd=tmp_path)
+    assert text.returncode == 0 and "measure findability" in text.stdout and "among its top 5" in text.stdout

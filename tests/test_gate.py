@@ -107,8 +107,8 @@ def test_optimize_report_and_regress_markdown_word_the_gate_the_same() -> None:
     passed, verdicts = judge(["m"], episodes("a", "m", before), episodes("b", "m", after), max_drop=0.0)
     rows = {v.model: v.to_json() for v in verdicts}
     report = "\n".join(_gate_section({"gate": {"passed": passed, "max_drop": 0.0, "alpha": 0.05, "models": rows}}))
-    pr = markdown({"passed": passed, "offline": True, "max_drop": 0.0, "alpha": 0.05, "split": "heldout",
-                   "epochs": 1, "results": rows})
+    pr = markdown({"passed": passed, "offline": True, "models": ["m"], "max_drop": 0.0, "alpha": 0.05,
+                   "split": "heldout", "epochs": 1, "results": rows})
     for text in (report, pr):
         assert rule(0.0, 0.05) in text and f"FAIL: {verdicts[0].reason}" in text
         assert "Underpowered for m" in text and "can see" in text

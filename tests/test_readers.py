@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.definitions import ToolDef
+from optimizer.definitions import Candidate, ToolDef
 from optimizer.readers import EmbeddingReader, SearchReader, load_reader, tool_text
 
 TOOLS = [
@@ -42,3 +42,39 @@ def test_readers_by_name() -> None:
     assert isinstance(load_reader("bm25"), SearchReader) and isinstance(load_reader("embed"), EmbeddingReader)
     with pytest.raises(ValueError, match="unknown reader"):
         load_reader("sim:lexical")
+
+
+def test_a_readers_episode_ranks_the_tools_calls_nothing_and_passes_on_the_expected_first_tool() -> None:
+    import asyncio
+
+    from optimizer.definitions import Catalog, apply
+    from optimizer.episode import EpisodeConfig, run_episode
+    from optimizer.models import load_model
+    from optimizer.scoring import choice_verdict
+    from optimizer.tasks import Expect, Task
+
+    async def never(name: str, arguments: dict[str, object]) -> object:
+        raise AssertionError("a reader called a tool")
+
+    exposed = apply(Catalog("shop", tuple(TOOLS)), Candidate(scheme="prefix"))
+    task = Task("parcel", "Where is my parcel? When will it arrive?", Expect(tools=("track_shipment",)), "train")
+    episode = asyncio.run(run_episode(task, load_model("reader:bm25"), exposed, never, EpisodeConfig()))
+    assert episode.status == "completed" and episode.reading and episode.reading[0] == "track_shipment"
+    assert [(c.name, c.original) for c in episode.calls] == [("shop_track_shipment", "track_shipment")]
+    assert choice_verdict(task.expect, episode.called_tools[0]).passed
+    assert not choice_verdict(Expect(tools=("refund_order",)), episode.called_tools[0]).passed
+    assert choice_verdict(Expect(), None).passed  # a task that expects no tool: nothing found is right
+
+
+def test_reader_models_by_name_take_no_turns() -> None:
+    import asyncio
+
+    from optimizer.models import load_model
+    from optimizer.models.base import ModelSpecError
+
+    reader = load_model("reader:embed")
+    assert reader.id == "reader:embed" and reader.offline and reader.settings == {}
+    with pytest.raises(NotImplementedError, match="takes no turns"):
+        asyncio.run(reader.turn("", TOOLS, []))
+    with pytest.raises(ModelSpecError, match="reader:bm25, reader:embed"):
+        load_model("reader:sim")

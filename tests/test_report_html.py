@@ -18,7 +18,7 @@ Optimized = Callable[[str], Path]
 def test_the_page_is_self_contained_escaped_and_readable_with_fifty_tools() -> None:
     tools = [f"tool_{i:02d}" for i in range(50)]
     matrix = {t: {t: 3, tools[(i + 1) % 50]: 1} for i, t in enumerate(tools)}
-    page = Page(title="run <x>", offline=True, facts=["server: <script>alert(1)</script>"],
+    page = Page(title="run <x>", offline="OFFLINE — <readers>", facts=["server: <script>alert(1)</script>"],
                 bars=[Bar("m", "heldout", "before", 3, 10), Bar("m", "heldout", "after", 5, 10)],
                 confusion={"before": matrix, "after": matrix},
                 changes=[Change("tool_00", "description", "Get <b>x</b>.", "Get the order by its number.")])

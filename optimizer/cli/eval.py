@@ -12,7 +12,7 @@ from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress, print_eval
 from optimizer.config import EvalConfig, RunError
 from optimizer.evaluation import run_eval
-from optimizer.models import OFFLINE_DEFAULT
+from optimizer.models import OFFLINE_DEFAULT, offline_spec
 
 
 @with_options(config_options(EvalConfig, skip={"models"}), [
@@ -30,8 +30,9 @@ def eval_command(**options: Any) -> None:
     if options["server"] is not None or options["tasks"] is not None or not resume:
         if options["server"] is None or options["tasks"] is None:
             raise fail("--server and --tasks are required (or --resume RUN_ID alone to finish a run)")
-        if options["offline"] and any(not m.strip().startswith("sim:") for m in options["models"].split(",")):
-            raise fail("--offline runs only simulated agents (sim:…); drop --offline or the other --models")
+        if options["offline"] and not all(offline_spec(m) for m in options["models"].split(",")):
+            raise fail("--offline runs only offline readers and simulated agents (reader:…, sim:…); drop --offline "
+                       "or the other --models")
         config = build_config(EvalConfig, options)
     runs_dir, max_usd, prices = options["runs_dir"], options["max_usd"], options["prices"]
     progress = EvalProgress(err, enabled=not as_json or err.is_terminal)

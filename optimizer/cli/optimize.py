@@ -14,10 +14,10 @@ from rich.table import Table
 from optimizer.cli.common import err, exits_on_errors, out, resume_overrides, run_job
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import build_config, models_option
-from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
+from optimizer.cli.views import EvalProgress
 from optimizer.config import RunError
 from optimizer.gate import change_text, power_text, underpowered_note
-from optimizer.models import parse_models
+from optimizer.models import offline_banner, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
 from optimizer.text import points
@@ -64,7 +64,7 @@ def optimize_command(**options: Any) -> None:
 
 def print_summary(console: Console, data: dict[str, Any]) -> None:
     if data["offline"]:
-        console.print(f"[bold yellow]{OFFLINE_LABEL}[/]")
+        console.print(f"[bold yellow]{offline_banner(data['models'])}[/]", soft_wrap=True)
     table = Table(title=f"optimize {data['run_id']} — baseline → winner")
     for column in ("model", "split", "baseline", "winner", "change"):
         table.add_column(column, justify="left" if column in ("model", "split") else "right")

@@ -15,10 +15,10 @@ from rich.table import Table
 from optimizer.cli.common import err, exits_on_errors, out, run_job
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
-from optimizer.cli.views import OFFLINE_LABEL, EvalProgress
+from optimizer.cli.views import EvalProgress
 from optimizer.config import RunError
 from optimizer.gate import power_text, underpowered_note, verdict_text
-from optimizer.models import OFFLINE_DEFAULT
+from optimizer.models import OFFLINE_DEFAULT, offline_banner, offline_spec
 from optimizer.models.base import ModelSpecError
 from optimizer.regress import RegressConfig, run_regress
 from optimizer.regress.outputs import check_outputs, markdown, write
@@ -45,9 +45,9 @@ def regress_command(**options: Any) -> None:
         if not resume or options["server"] or options["tasks"]:
             if options["offline"]:
                 options["models"] = options["models"] or ",".join(OFFLINE_DEFAULT)
-                if any(not m.strip().startswith("sim:") for m in options["models"].split(",")):
-                    raise RunError("--offline runs only simulated agents (sim:…); drop --offline or the other "
-                                   "--models")
+                if not all(offline_spec(m) for m in options["models"].split(",")):
+                    raise RunError("--offline runs only offline readers and simulated agents (reader:…, sim:…); "
+                                   "drop --offline or the other --models")
             if options["server"] is None or options["tasks"] is None or options["models"] is None:
                 raise RunError("--server, --tasks and --models (or --offline) are required (or --resume RUN_ID "
                                "alone)")
@@ -71,7 +71,7 @@ def regress_command(**options: Any) -> None:
 
 def _print(report: dict[str, Any]) -> None:
     if report["offline"]:
-        out.print(f"[bold yellow]{OFFLINE_LABEL}[/]")
+        out.print(f"[bold yellow]{offline_banner(report['models'])}[/]", soft_wrap=True)
     table = Table(title=f"regress {report['run_id']} — {report['split']} tasks, {report['epochs']} epoch(s)")
     for column in ("model", "tasks", "before", "after", "change", "p (Holm)", "can see", "flipped down", "verdict"):
         table.add_column(column)

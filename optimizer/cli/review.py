@@ -186,7 +186,7 @@ def render_header(review: RunReview) -> RenderableType:
     gate = summary.get("gate") or {}
     lines = [Text.assemble(("review ", "bold"), (str(summary.get("run_id", review.run_dir.name)), "bold"),
                            f" — {len(review.changes)} changed tool(s), models {', '.join(summary['models'])}"
-                           + (" [OFFLINE: simulated agents]" if summary.get("offline") else "")),
+                           + (" [OFFLINE]" if summary.get("offline") else "")),
              Text(f"gate: {'PASSED' if gate.get('passed') else 'FAILED'} (held-out, all changes together)")]
     if winner.scheme != "none":
         lines.append(Text(f"namespace scheme {winner.scheme} renames every tool — {BREAKING}; kept only with "

@@ -10,9 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from optimizer.evaluate import Outcome
+from optimizer.models import offline_banner
 from optimizer.text import points
 
-OFFLINE_LABEL = "OFFLINE — simulated agents (sim:*), stand-ins for real models"
 PIPED_WIDTH = 140
 
 
@@ -87,7 +87,7 @@ class EvalProgress:
 
 def print_eval(console: Console, report: dict[str, Any]) -> None:
     if report["offline"]:
-        console.print(f"[bold yellow]{OFFLINE_LABEL}[/]")
+        console.print(f"[bold yellow]{offline_banner(report['models'])}[/]", soft_wrap=True)
     alone = (report.get("alone") or {}).get("results")
     beside = ", ".join(report.get("context") or [])
     title = f"Accuracy — run {report['run_id']}" + (f" (beside {beside})" if beside else "")
@@ -109,6 +109,9 @@ def print_eval(console: Console, report: dict[str, Any]) -> None:
     for model, row in (report.get("search") or {}).items():
         console.print(f"tool search ({report['tool_search']}): {model} found the expected tool in {row['found']} of "
                       f"{row['n']} episodes ({row['recall']:.0%})")
+    for model, row in (report.get("readers") or {}).items():
+        console.print(f"{model}: the expected first tool among its top 5 in {row['found']} of {row['n']} tasks "
+                      f"({row['recall']:.0%})")
     for tool, queries in (report.get("unfound") or {}).items():
         console.print(f"  searches that never found {tool}: " + ", ".join(repr(q) for q in queries))
     if report.get("cross_server"):

@@ -1,4 +1,5 @@
-"""Model strings to agents. `sim:NAME?opt=v&…` are offline stand-ins; `claude-…` or `anthropic:NAME?…`
+"""Model strings to agents. `reader:bm25` and `reader:embed` are offline readers (real systems that rank tools;
+`models/reader.py`); `sim:NAME?opt=v&…` are simulated agents, test doubles; `claude-…` or `anthropic:NAME?…`
 are Claude models over the Messages API; `openai:NAME?max_tokens=N` are models behind an OpenAI-compatible
 Chat Completions endpoint (the `openai` extra). Each vendor SDK is imported in its own module only, and only
 when a model string needs it.
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CLAUDE_JUDGE", "CLAUDE_PROPOSER", "CLAUDE_TASK_MODELS", "OFFLINE_DEFAULT", "RETIRED_MODELS",
            "check_model_name"]
+
 
 @dataclass(frozen=True)
 class ProviderSettings:
@@ -152,13 +154,39 @@ def load_model(spec: str) -> AgentModel:
         agent = SimAgent(name, **kwargs)
         agent.id = spec.strip()
         return agent
+    if provider == "reader":
+        from optimizer.models.reader import ReaderModel
+
+        if options:
+            raise ModelSpecError(f"{spec}: readers take no options")
+        return ReaderModel(name)
     raise ModelSpecError(
         f"unknown model {spec!r}: Claude models are claude-NAME or anthropic:NAME (for example "
         f"{','.join(CLAUDE_TASK_MODELS)}); models behind an OpenAI-compatible endpoint are openai:NAME "
-        "(OPENAI_BASE_URL for vLLM, Ollama or llama.cpp; option ?max_tokens=N); offline agents are sim:lexical "
-        "and sim:skim (options ?seed=N&noise=0.2&latency_ms=50)"
+        "(OPENAI_BASE_URL for vLLM, Ollama or llama.cpp; option ?max_tokens=N); offline readers are reader:bm25 "
+        "and reader:embed; the simulated agents (test doubles) are sim:lexical and sim:skim (options "
+        "?seed=N&noise=0.2&latency_ms=50)"
     )
 
 
 def is_offline(model: AgentModel) -> bool:
     return model.offline
+
+
+OFFLINE_PREFIXES = ("reader:", "sim:")
+"""Model strings that need no provider: the offline readers and the simulated agents."""
+
+
+def offline_spec(spec: str) -> bool:
+    return spec.strip().startswith(OFFLINE_PREFIXES)
+
+
+def offline_banner(model_ids: Sequence[str]) -> str:
+    """What every output that shows offline results says first, by the kinds of offline model it shows."""
+    parts = []
+    if any(m.startswith("reader:") for m in model_ids):
+        parts.append("the readers (reader:*) measure findability, how a tool search or a router finds a tool, not "
+                     "agent accuracy, which needs a model")
+    if any(m.startswith("sim:") for m in model_ids):
+        parts.append("the simulated agents (sim:*) are test doubles, not quality evidence")
+    return "OFFLINE — " + ("; ".join(parts) or "no real model") + "."

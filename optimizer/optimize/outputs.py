@@ -11,6 +11,7 @@ from optimizer.definitions import Candidate, Catalog, apply
 from optimizer.evaluate import EvalResult, first_tool_confusion, search_recall, unfound_queries
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
+from optimizer.models import offline_banner
 from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.report_html import write_report_html
 from optimizer.optimize.rounds import Outcome, Scored
@@ -23,8 +24,6 @@ from optimizer.server_leases import state_report
 from optimizer.source import source_patch
 from optimizer.store import StoredEpisode
 from optimizer.text import points
-
-OFFLINE_BANNER = "OFFLINE — results from simulated agents (sim:*), stand-ins for real models."
 
 
 def split_table(result: EvalResult, models: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -194,7 +193,7 @@ def _source_patch(outcome: Outcome) -> dict[str, Any] | None:
 def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines = [f"# Optimization run {data['run_id']}", ""]
     if data["offline"]:
-        lines += [f"**{OFFLINE_BANNER}**", ""]
+        lines += [f"**{offline_banner(data['models'])}**", ""]
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"stopped: {data['stop_reason']}", ""]
@@ -222,7 +221,7 @@ def _cost_section(data: dict[str, Any]) -> list[str]:
     """Totals, USD to 4 decimals, a line per model when there are several, unpriced models and the price source."""
     c, episodes = data["cost"], data["episodes"]
     offline = " (offline agents cost nothing)" if data["offline"] else ""
-    estimated = " (estimated: the simulated agents send no real request)" if data["offline"] else ""
+    estimated = " (estimated: offline models send no real request)" if data["offline"] else ""
     total = episodes["run"] + episodes["cached"]
     lines = ["## Cost", "", f"Input tokens {c['input_tokens']:,}, output {c['output_tokens']:,}, "
              f"cache reads {c['cache_read_tokens']:,}, cache writes {c.get('cache_write_tokens', 0):,}{estimated}; "

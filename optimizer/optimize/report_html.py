@@ -9,6 +9,7 @@ from optimizer.evaluate import first_tool_confusion
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule
 from optimizer.html_report import Bar, Page, changes_of, render
+from optimizer.models import offline_banner
 from optimizer.optimize.rounds import Outcome
 from optimizer.search import SearchError, load_trials
 
@@ -25,8 +26,9 @@ def write_report_html(outcome: Outcome, data: dict[str, Any]) -> Path:
              f"gate: {'PASSED' if data['gate']['passed'] else 'FAILED'}; definition tokens "
              f"{data['definition_tokens']['baseline']:,} → {data['definition_tokens']['winner']:,}"]
     storage = outcome.config.storage or f"sqlite:///{run.store.dir / 'run.db'}"
+    banner = offline_banner(data["models"]) if data["offline"] else None
     page = Page(
-        title=f"Optimization run {data['run_id']}", offline=data["offline"], facts=facts, bars=bars,
+        title=f"Optimization run {data['run_id']}", offline=banner, facts=facts, bars=bars,
         gate_rule=gate_rule(data["gate"]), gate_rows=data["gate"]["models"],
         rounds=[_trials(storage, f"optimize-{run.store.run_id}-r{r['round']}") for r in data["rounds"]],
         points=_points(data), confusion={"baseline": first_tool_confusion(outcome.heldout_before.outcomes),
