@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.propose.fields import LINKS, clean_label, parse_literal, says_error, substantive
+from optimizer.result_text import LINKS, clean_label, parse_literal, says_error, substantive
 from optimizer.servers import CallOutcome
 from optimizer.text import STOPWORDS, stem, words
 from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, ID_WORDS, find_values, property_kinds

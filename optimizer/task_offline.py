@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.propose.fields import substantive
+from optimizer.result_text import substantive
 from optimizer.scoring import Expect
 from optimizer.task_explore import Exploration, Observation, Seen, accepted, fitting, harvest
 from optimizer.tasks import Task, assign_split

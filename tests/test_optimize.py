@@ -130,24 +130,6 @@ def test_a_run_killed_in_the_search_resumes_to_the_same_winner(
     assert (runs_dir / "killed" / "overlay.json").read_bytes() == (small_optimize / "overlay.json").read_bytes()
 
 
-def test_source_patch_rewrites_the_server_code(run_cli: Cli, tmp_path: Path) -> None:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    source = tmp_path / "support"
-    shutil.copytree(ROOT / "examples" / "support", source, ignore=shutil.ignore_patterns("tasks", "__pycache__"))
-    tasks = str(small_tasks(tmp_path))
-    result = run_cli("--server", f"{sys.executable} {source / 'server.py'}", "--tasks", tasks, "--offline",
-                     "--rounds", "1", "--trials", "4", "--heldout-candidates", "1", "--source", str(source),
-                     "--server-instances", "1",
-                     "--runs-dir", str(tmp_path / "runs"), "--run-id", "src", "--json", script="optimize")
-    assert result.returncode == 0, result.stderr[-3000:]
-    placed = json.loads(result.stdout)["source_patch"]
-    assert placed["changed"] and Path(placed["path"]).read_text(encoding="utf-8").startswith("diff --git")
-    subprocess.run(["git", "init", "-q"], cwd=source, check=True)
-    applied = subprocess.run(["git", "apply", "--check", placed["path"]], cwd=source, capture_output=True, text=True)
-    assert applied.returncode == 0, applied.stderr
-
-
 def test_without_a_key_or_models_it_says_what_to_do(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("--server", server("support"), "--tasks", str(ROOT / "examples/support/tasks"),
                      "--runs-dir", str(tmp_path), script="optimize", env={"ANTHROPIC_API_KEY": None})

@@ -40,15 +40,17 @@ TASKS = {
 }
 
 
-def episode(task_id: str, called: str, passed: bool) -> StoredEpisode:
+def episode(task_id: str, called: str, passed: bool, result: str = "ok") -> StoredEpisode:
     task = TASKS[task_id]
-    call = {"id": "c1", "name": called, "original": called, "arguments": {}, "result": "ok", "is_error": False}
+    call = {"id": "c1", "name": called, "original": called, "arguments": {"member_id": "2231"}, "result": result,
+            "is_error": result != "ok"}
     data = {"prompt": task.prompt, "answer": "", "verdict": {"passed": passed, "reason": "wrong tool"},
             "expected_tools": list(task.expect.tools), "calls": [call]}
     return StoredEpisode(f"{task_id}-e", "sim:lexical", task_id, "train", "base", 0, "completed", passed, data)
 
 
-EVIDENCE = build_evidence([episode("copies", "list_loans", False), episode("loans", "get_member", False),
+REFUSED = "validation: member_id must be a member number like M-1001 (got '2231')."
+EVIDENCE = build_evidence([episode("copies", "list_loans", False), episode("loans", "get_member", False, REFUSED),
                            episode("who", "get_member", True)], TASKS)
 CURRENT = Candidate(edits={"get_member": ToolEdit(description="Look up a library member by member id.")})
 

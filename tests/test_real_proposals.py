@@ -9,6 +9,8 @@ import asyncio
 import json
 import random
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -112,8 +114,10 @@ def test_optimize_ships_a_consistent_winner_from_a_real_proposal(run_cli: Any, t
     """End to end on the bundled support server: the recorded proposal goes through `optimize` (offline agents,
     Claude proposer via the fake API), and the shipped overlay names only tools it exposes."""
     data = fixture(SUPPORT)
+    source = tmp_path / "support"
+    shutil.copytree(ROOT / "examples" / "support", source, ignore=shutil.ignore_patterns("tasks", "__pycache__"))
     with FakeAnthropicAPI(Replay(data["answer"])) as api:
-        result = run_cli("optimize", "--server", f"{sys.executable} {ROOT / 'examples/support/server.py'}",
+        result = run_cli("optimize", "--server", f"{sys.executable} {source / 'server.py'}", "--source", str(source),
                          "--tasks", str(ROOT / "examples/support/tasks"), "--models", "sim:lexical,sim:skim",
                          "--proposer", "claude-opus-5-5", "--rounds", "1", "--trials", "6", "--heldout-candidates", "1",
                          "--runs-dir", str(tmp_path), "--run-id", "real", "--json", cwd=tmp_path,
@@ -125,3 +129,10 @@ def test_optimize_ships_a_consistent_winner_from_a_real_proposal(run_cli: Any, t
     assert overlay.get("tools"), "the winner changes definitions"
     names = {t["name"] for c in data["answer"]["candidates"] for t in c["tools"] if t.get("name")}
     assert unexposed(catalog_of(data), overlay_from_json(overlay), names) == []
+    placed = summary["source_patch"]  # the winner, written into the server's own code
+    assert placed["changed"] and Path(placed["path"]).read_text(encoding="utf-8").startswith("diff --git")
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q"], cwd=source, check=True)
+        applied = subprocess.run(["git", "apply", "--check", placed["path"]], cwd=source, capture_output=True,
+                                 text=True)
+        assert applied.returncode == 0, applied.stderr

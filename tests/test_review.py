@@ -168,10 +168,12 @@ def test_source_patch_rewrites_only_accepted_tools(run_dir: Path, tmp_path: Path
     assert code == 2 and "not a directory" in err
     source_patch = pytest.importorskip("optimizer.source").source_patch
     source = Path(shutil.copytree(ROOT / "examples" / "support", tmp_path / "src"))
+    overlay = read_json(run_dir / "overlay.json")  # the offline winner writes parameter facts: describe two tools
+    accepted, rejected = sorted(overlay["tools"])[:2]
+    for name in (accepted, rejected):
+        overlay["tools"][name]["description"] = f"Rewritten by hand for {name}: what it does and when."
+    (run_dir / "overlay.json").write_text(json.dumps(overlay), encoding="utf-8")
     data = load_review(run_dir)
-    described = [c.original for c in data.changes if c.edit.description]
-    assert len(described) >= 2, "the winner rewrites fewer than two descriptions"
-    accepted, rejected = described[:2]
     code, out, err = review(run_dir, "--accept", accepted, "--reject", rejected, "--source", source, "--json")
     assert code == 0, err
     report = json.loads(out)

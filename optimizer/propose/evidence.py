@@ -257,7 +257,7 @@ def _render(
 _TOOL_PREFIX = re.compile(r"^\s*error executing tool [^:]*:\s*", re.IGNORECASE)
 _CATEGORY = re.compile(r"^\s*(validation|business|permission|transient)\s*:\s*", re.IGNORECASE)
 _GOT = re.compile(r"\(got\s+'?([^')]*)'?", re.IGNORECASE)
-_MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
+_MONEY = re.compile(r"[$£€¥]\s?(\d[\d,]*(?:\.\d+)?)")
 _GLOSS = re.compile(r"\b(\w+) \(([^)]{3,80})\)")
 _LIST = re.compile(r"^(?:one of:?\s+)?(?P<items>[\w-]+(?:,\s*[\w-]+)*(?:,?\s+or\s+[\w-]+)?)$", re.I)
 

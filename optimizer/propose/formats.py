@@ -56,17 +56,17 @@ class Format:
     def known(self) -> bool:
         return bool(self.gloss or self.alternatives or self.options or self.cents or self.constraint)
 
-    def text(self, prompts: Sequence[str], avoid: Iterable[str] = ()) -> str:
-        """The facts as one or two sentences, or ""."""
+    def text(self, prompts: Sequence[str], avoid: Iterable[str] = (), *, examples: bool = True) -> str:
+        """The facts as one or two sentences, or ""; with `examples`, an invented value of each shape."""
         avoid = set(avoid)
         parts = []
         kinds = [a for a in self.alternatives if a.noun]
         if kinds:
-            parts.append(_shown(kinds, prompts, avoid))
+            parts.append(_shown(kinds, prompts, avoid, examples=examples))
         if self.cents:
-            amount = invent("money", "", prompts, avoid)
+            amount = invent("money", "", prompts, avoid) if examples else ""
             cents = re.sub(r"\D", "", amount)
-            parts.append(f"an amount in cents, e.g. {cents} for {amount}")
+            parts.append(f"an amount in cents, e.g. {cents} for {amount}" if amount else "an amount in cents")
         if self.constraint and not kinds:
             parts.append(self.constraint)
         head = self.gloss if self.gloss and not any(self.gloss.lower() in p.lower() for p in parts) else ""
@@ -178,17 +178,18 @@ def _noun(text: str, limit: int = 4) -> str:
     return " ".join(parts) if 0 < len(parts) <= limit else ""
 
 
-def _shown(kinds: Sequence[Alternative], prompts: Sequence[str], avoid: set[str]) -> str:
+def _shown(kinds: Sequence[Alternative], prompts: Sequence[str], avoid: set[str], *, examples: bool = True) -> str:
     """ "an ISO date, YYYY-MM-DD, e.g. 2031-05-17"; "an email address, phone number or customer id, e.g.
     +2-468-0135 or C-2468" (an email address needs no example among others)."""
     nouns = [a.noun for a in kinds]
     article = "an" if nouns[0][:1].lower() in "aeiou" and not nouns[0].lower().startswith(("us", "uni")) else "a"
     fixed = FIXED.get(kinds[0].kind, "") if len(kinds) == 1 else ""
     fixed = f", {fixed}" if fixed and fixed.lower() not in nouns[0].lower() else ""
-    examples = [invent(a.kind, a.shape, prompts, avoid) for a in kinds if a.kind != "email" or len(kinds) == 1]
-    examples = [e for e in examples if e]
+    invented = [invent(a.kind, a.shape, prompts, avoid) for a in kinds
+                if examples and (a.kind != "email" or len(kinds) == 1)]
+    invented = [e for e in invented if e]
     text = f"{article} {nouns[0] if len(nouns) == 1 else ', '.join(nouns[:-1]) + ' or ' + nouns[-1]}{fixed}"
-    return text + (f", e.g. {' or '.join(examples)}" if examples else "")
+    return text + (f", e.g. {' or '.join(invented)}" if invented else "")
 
 
 # --- invented examples ----------------------------------------------------------------------------------
