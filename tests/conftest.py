@@ -170,7 +170,7 @@ def optimized(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]
                 # the run is the same as with four, in less CPU; a test-bed launcher serves each process a fresh
                 # fixture, which one process then keeps for the whole run (bench/testbed.py runs the default four).
                 result = _invoke(["--server", f"{sys.executable} {server}", "--tasks", folder / "tasks", "--offline",
-                                  "--server-instances", "1", *(["--allow-destructive"] if published else []),
+                                  *AGENTS, "--server-instances", "1", *(["--allow-destructive"] if published else []),
                                   *SHARED_RUN_FLAGS,
                                   "--runs-dir", runs,
                                   "--run-id", run_id, "--json"], cwd=shared, script="optimize")
@@ -179,6 +179,10 @@ def optimized(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]
 
     return get
 
+
+AGENTS = ("--models", "sim:lexical,sim:skim")
+"""The simulated agents: test doubles that call tools, so a shared run has calls, errors, a search and a winner to
+review and resume. They are not quality evidence; no test reads a gain from them."""
 
 SMALL_OPTIMIZE_TASKS = ("customers.yaml", "refunds.yaml")
 """29 of the support example's tasks: an optimize small enough to run twice in a test (killed or stopped, then
@@ -189,7 +193,7 @@ def small_optimize_args(tasks: Path) -> list[str]:
     """The settings of the small support optimize (`small_optimize`), without --runs-dir and --run-id; `tasks` is a
     directory holding SMALL_OPTIMIZE_TASKS (see `small_tasks`)."""
     server = f"{sys.executable} {REPO / 'examples' / 'support' / 'server.py'}"
-    return ["--server", server, "--tasks", str(tasks), "--offline", "--rounds", "2", "--trials", "8",
+    return ["--server", server, "--tasks", str(tasks), "--offline", *AGENTS, "--rounds", "2", "--trials", "8",
             "--heldout-candidates", "1", "--server-instances", "1"]
 
 

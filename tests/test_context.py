@@ -144,8 +144,9 @@ def test_optimize_in_context_chooses_there_and_reports_the_schemes_and_the_winne
     run_cli: Cli, tmp_path: Path
 ) -> None:
     result = run_cli("--server", SUPPORT, "--tasks", small_tasks(tmp_path), "--context-server", WORKSPACE,
-                     "--offline", "--rounds", "1", "--trials", "6", "--server-instances", "1", "--heldout-candidates",
-                     "1", "--runs-dir", str(tmp_path), "--run-id", "ctx", "--json", script="optimize")
+                     "--offline", "--models", "sim:lexical,sim:skim", "--rounds", "1", "--trials", "6",
+                     "--server-instances", "1", "--heldout-candidates", "1", "--runs-dir", str(tmp_path),
+                     "--run-id", "ctx", "--json", script="optimize")
     assert result.returncode in (0, 1), result.stderr[-3000:]
     summary = json.loads(result.stdout)
     assert summary["context"] == ["workspace"] and summary["client_naming"] == "plain"

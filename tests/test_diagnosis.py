@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from optimizer.optimize.diagnosis import failure_modes
-from optimizer.optimize.outputs import _diagnosis_section
+from optimizer.optimize.report_md import _diagnosis_section
 from optimizer.store import StoredEpisode
 
 
@@ -101,7 +101,8 @@ def test_a_run_that_improves_nothing_says_why(tmp_path: Path, run_cli: Any) -> N
               "tools": ["read_file"]}, "split": "heldout" if i % 3 == 0 else "train"} for i in range(9)]
     (tmp_path / "tasks.yaml").write_text(yaml.safe_dump(tasks), encoding="utf-8")
     result = run_cli("--server", f"{sys.executable} {tmp_path / 'server.py'}", "--tasks", str(tmp_path / "tasks.yaml"),
-                     "--offline", "--rounds", "1", "--trials", "2", script="optimize")
+                     "--offline", "--models", "sim:lexical,sim:skim", "--rounds", "1", "--trials", "2",
+                     script="optimize")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "why: every tool call returned an error in 6 of 6 failed episodes" in result.stdout
     assert "got an error about the `path` argument of read_file" in result.stdout

@@ -100,7 +100,7 @@ def test_inconclusive_fails_only_when_asked() -> None:
 
 def test_optimize_report_and_regress_markdown_word_the_gate_the_same() -> None:
     from optimizer.gate import rule
-    from optimizer.optimize.outputs import _gate_section
+    from optimizer.optimize.report_md import _gate_section
     from optimizer.regress.outputs import markdown
 
     before, after = flips(10, 1)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from optimizer.optimize.outputs import _cost_section, cost
+from optimizer.optimize.outputs import cost
+from optimizer.optimize.report_md import _cost_section
 from optimizer.prices import FREE, ModelPrice, PriceError, PriceTable, load_prices
 from optimizer.store import StoredEpisode
 

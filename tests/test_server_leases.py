@@ -137,7 +137,7 @@ def test_eval_isolate_gives_every_episode_a_fresh_server_and_says_so(run_cli: An
   split: heldout
 """, encoding="utf-8")
     isolated = run_cli("eval", "--server", NOTES, "--tasks", str(tasks), "--runs-dir", str(tmp_path), "--run-id",
-                       "isolated", "--server-instances", "1", "--isolate", "--json")
+                       "isolated", "--server-instances", "1", "--isolate", "--models", "sim:lexical,sim:skim", "--json")
     assert isolated.returncode == 0, isolated.stderr
     report = json.loads(isolated.stdout)
     assert report["results"]["sim:lexical"]["heldout"]["passed"] == 1  # never saw another episode's note

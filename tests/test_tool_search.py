@@ -104,7 +104,8 @@ def test_eval_with_tool_search_reports_recall_and_does_not_reuse_episodes_run_wi
 
 @pytest.mark.slow
 def test_optimize_with_tool_search_reports_recall_before_and_after(run_cli: Cli, tmp_path: Path) -> None:
-    result = run_cli("--server", SUPPORT, "--tasks", small_tasks(tmp_path), "--offline", "--tool-search", "bm25",
+    result = run_cli("--server", SUPPORT, "--tasks", small_tasks(tmp_path), "--offline",
+                     "--models", "sim:lexical,sim:skim", "--tool-search", "bm25",
                      "--rounds", "1",
                      "--trials", "6", "--server-instances", "1", "--heldout-candidates", "1", "--runs-dir",
                      str(tmp_path), "--run-id", "s", "--json", script="optimize")

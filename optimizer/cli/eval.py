@@ -17,8 +17,8 @@ from optimizer.models import OFFLINE_DEFAULT, offline_spec
 
 @with_options(config_options(EvalConfig, skip={"models"}), [
     models_option(",".join(OFFLINE_DEFAULT), MODELS_HELP),
-    option("offline", bool, False, ["--offline"], "Only the simulated agents (sim:lexical,sim:skim unless --models "
-           "names other sim: agents); no API calls. Results are labelled OFFLINE."),
+    option("offline", bool, False, ["--offline"], "Only offline models (the readers reader:bm25,reader:embed unless "
+           "--models names other reader: or sim: models); no API calls. Results are labelled OFFLINE."),
 ], run_options("eval"))
 def eval_command(**options: Any) -> None:
     """Run the eval tasks against a server's tools with one or more agents, and report accuracy per

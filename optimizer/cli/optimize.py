@@ -24,9 +24,10 @@ from optimizer.text import points
 
 CHOICE_OPTIONS = [
     models_option(None, "Comma-separated models (default: Claude when ANTHROPIC_API_KEY is set; --offline for "
-                  "sim:lexical,sim:skim)."),
-    option("offline", bool, False, ["--offline"], "Simulated agents and the rules proposer; no API calls. Results "
-           "are labelled OFFLINE."),
+                  "the readers reader:bm25,reader:embed)."),
+    option("offline", bool, False, ["--offline"], "Offline readers (tool search and an embedding router: they "
+           "measure findability, not agent accuracy) and the rules proposer; no API calls. Results are labelled "
+           "OFFLINE."),
     option("proposer", str | None, None, ["--proposer"], "Who writes candidates: a Claude model (default "
            "claude-opus-5-5 when ANTHROPIC_API_KEY is set) or rules (offline, deterministic)."),
 ]

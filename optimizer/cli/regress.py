@@ -26,8 +26,8 @@ from optimizer.text import points
 
 REGRESS_OPTIONS = [
     models_option(None, MODELS_HELP),
-    option("offline", bool, False, ["--offline"], "Only the simulated agents (sim:lexical,sim:skim unless --models "
-           "names other sim: agents); no API calls. Results are labelled OFFLINE."),
+    option("offline", bool, False, ["--offline"], "Only offline models (the readers reader:bm25,reader:embed unless "
+           "--models names other reader: or sim: models); no API calls. Results are labelled OFFLINE."),
     option("outputs", list[Path] | None, None, ["-o", "--output"], "Write the verdict: FILE.json, FILE.junit.xml or "
            "FILE.md (repeatable).", env=False),
 ]

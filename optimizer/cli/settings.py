@@ -18,8 +18,9 @@ from optimizer.models.base import ModelSpecError
 Config = TypeVar("Config", bound=BaseModel)
 
 MODELS_HELP = ("Comma-separated models: claude-haiku-5-5,claude-sonnet-5-5 (needs ANTHROPIC_API_KEY; "
-               "ANTHROPIC_BASE_URL is honoured), openai:MODEL behind an OpenAI-compatible server, or the offline "
-               "stand-ins sim:lexical,sim:skim (options ?seed=N&noise=0.2&latency_ms=50).")
+               "ANTHROPIC_BASE_URL is honoured), openai:MODEL behind an OpenAI-compatible server, the offline readers "
+               "reader:bm25,reader:embed (findability: they rank tools and call nothing), or the simulated agents "
+               "sim:lexical,sim:skim (test doubles that call tools; options ?seed=N&noise=0.2&latency_ms=50).")
 
 
 def models_option(default: str | None, help: str) -> inspect.Parameter:

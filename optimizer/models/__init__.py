@@ -131,7 +131,7 @@ def parse_models(text: str) -> list[str]:
         if part and part not in out:
             out.append(part)
     if not out:
-        raise ModelSpecError("--models is empty; for example --models sim:lexical,sim:skim")
+        raise ModelSpecError("--models is empty; for example --models reader:bm25,reader:embed")
     return out
 
 

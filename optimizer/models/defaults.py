@@ -7,7 +7,7 @@ from datetime import date
 
 from optimizer.models.base import ModelSpecError
 
-OFFLINE_DEFAULT = ("sim:lexical", "sim:skim")
+OFFLINE_DEFAULT = ("reader:bm25", "reader:embed")
 CLAUDE_TASK_MODELS = ("claude-haiku-5-5", "claude-sonnet-5-5")
 CLAUDE_PROPOSER = "claude-opus-5-5"
 CLAUDE_JUDGE = "claude-haiku-5-5"

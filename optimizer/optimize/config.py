@@ -49,15 +49,16 @@ class OptimizeConfig(EvalConfig):
 
 
 def default_models(*, offline: bool, models: Sequence[str] | None) -> tuple[str, ...]:
-    """The models to use: as given; the offline agents with --offline; else stop with what to do."""
+    """The models to use: as given; the offline readers with --offline; else stop with what to do."""
     if models:
         return tuple(models)
     if offline:
         return OFFLINE_DEFAULT
     if os.environ.get("ANTHROPIC_API_KEY"):
         return CLAUDE_TASK_MODELS
-    raise RunError("no models to evaluate with: set ANTHROPIC_API_KEY to use Claude, or pass --offline to run "
-                   "with the simulated agents (sim:lexical,sim:skim) and the rules proposer.")
+    raise RunError("no models to evaluate with: set ANTHROPIC_API_KEY to use Claude, pass --models (an "
+                   "OpenAI-compatible local server works), or pass --offline to measure findability with the "
+                   f"offline readers ({','.join(OFFLINE_DEFAULT)}) and the rules proposer.")
 
 
 def default_proposer(*, offline: bool, proposer: str | None) -> str:

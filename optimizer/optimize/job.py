@@ -44,6 +44,9 @@ from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.tasks import Task
 
+NOTHING_GROUNDED = ("nothing grounded to write: the rules proposer states only what calls showed (validation errors, "
+                    "units) and readers call nothing; agents (--models) or a Claude --proposer give it more")
+
 
 async def run_optimize(
     config: OptimizeConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
@@ -103,7 +106,8 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report)
         rounds.append(log)
         if not accepted:
-            stop = log.proposer.get("error") or "no valid candidates were proposed"
+            stop = log.proposer.get("error") or (NOTHING_GROUNDED if proposer.offline and not proposals
+                                                 else "no valid candidates were proposed")
             break
         run.stage(f"round {number}: search ({config.trials} trials at most)", config.trials * len(train) * per_task)
         searched, unfit = screen.shippable(await search_round(run, number, best, accepted, train, log))
