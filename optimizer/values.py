@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from optimizer.text import stem, words
+from optimizer.text import words
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _AMPM = r"(?:[AaPp]\.?[Mm]\.?)(?![A-Za-z])"
@@ -221,25 +221,7 @@ def _property_kinds(name: str, description: str, fmt: str, title: str,
     return frozenset(kinds), frozenset(shapes), hint
 
 
-_NOT_THINGS = frozenset(stem(w) for w in ("name", "names", "id", "ids", "key", "keys", "value", "values", "query",
-                                          "text", "input", "data"))
-
-
-def wanted_things(name: str, prop: Mapping[str, Any]) -> set[str]:
-    """Stems of the kind of thing a parameter names: `table_name` a table. A parameter that takes an SQL statement
-    names a table as well (every statement names one)."""
-    out = {stem(w) for w in words(name) if len(w) > 1} - _NOT_THINGS
-    if takes_sql(property_kinds(name, prop)[2]):
-        out.add(stem("table"))
-    return out
-
-
 def takes_sql(hint: str) -> bool:
-    """Whether a parameter's hint text asks for an SQL statement."""
-    return "sql" in hint.lower().split() or asks_for_select(hint)
-
-
-def asks_for_select(hint: str) -> bool:
-    """Whether a parameter's hint text asks for a SELECT query."""
+    """Whether a parameter's hint text asks for an SQL statement ("SQL query", "SELECT query to run")."""
     lowered = hint.lower()
-    return "select" in lowered and ("sql" in lowered or "query" in lowered)
+    return "sql" in lowered.split() or ("select" in lowered and ("sql" in lowered or "query" in lowered))

@@ -1,9 +1,9 @@
-"""The offline agents (`sim:lexical`, `sim:skim`) driven turn by turn on hand-built catalogs.
+"""The simulated agents (`sim:lexical`, `sim:skim`) driven turn by turn on hand-built catalogs.
 
-They are the product's stand-ins for real models, so these tests check the claims DESIGN makes for
-them: better definitions change their choices, boundary sentences move them, skim reads only the first
-sentence and weights name tokens by position, arguments are filled from the text and from earlier
-results, errors with a format hint are retried once, and everything is reproducible from a seed.
+They are test doubles for the harness, not quality evidence. These tests pin the behaviour the harness tests rely
+on: tools chosen by word overlap (boundary sentences, skim's first sentence and positional name weights included),
+arguments filled from the values in the text and from earlier results, errors with a format hint retried once, an
+answer made of the results, and everything reproducible from a seed.
 """
 
 from __future__ import annotations
@@ -159,13 +159,6 @@ def test_thin_definitions_give_no_signal_so_noise_makes_the_choice_arbitrary() -
 def test_a_good_description_makes_the_choice_without_noise(habit: str) -> None:
     assert first_tool(SimAgent(habit), GOOD, "When will my package #10007 be delivered?") == "track_shipment"
     assert first_tool(SimAgent(habit), GOOD, "What was the total of order #10007?") == "lookup_order"
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "known weakness: 'Order #10007' is its own clause and matches lookup_order's NAME (weight 2), which "
-    "outscores 'package' in track_shipment's description; the request clause falls under 0.45 x top"))
-def test_good_description_wins_the_design_prompt() -> None:
-    assert first_tool(lexical(), GOOD, "Where is my package? Order #10007") == "track_shipment"
 
 
 # --- (b) boundary sentences ----------------------------------------------------------------------
@@ -378,41 +371,6 @@ def test_a_single_request_is_one_call() -> None:
     turns, _ = converse(lexical(), CUSTOMER_FLOW, "What is in order #10007?", fake_backend)
     assert [len(t.tool_calls) for t in turns] == [1, 0]
 
-
-
-SQL_TABLES = (
-    tool("read_query", "Execute a SELECT query on the database.",
-         {"query": {"type": "string", "description": "SELECT SQL query to execute"}}),
-    tool("list_tables", "List all tables in the database."),
-    tool("drop_tables", "Drop every table."),
-)
-
-
-def sql_backend(call: ToolCall) -> tuple[str, bool]:
-    if call.name == "list_tables":
-        return "[{'name': 'suppliers'}, {'name': 'orders'}]", False
-    if call.name == "read_query" and call.arguments.get("query") == "SELECT * FROM orders":
-        return "[{'id': 1001, 'status': 'shipped'}]", False
-    return f"Error: bad call {call.name} {call.arguments}", True
-
-
-@pytest.mark.parametrize("habit", ["lexical", "skim"])
-def test_an_agent_looks_with_the_listing_tool_before_a_query_that_names_no_table(habit: str) -> None:
-    """The request names no table: the agent lists them first (not with the tool that writes), fills the query from
-    what the listing returned, and answers with both results."""
-    turns, _ = converse(SimAgent(habit), SQL_TABLES, "Which orders have shipped?", sql_backend)
-    calls = [(c.id, c.name, c.arguments) for t in turns for c in t.tool_calls]
-    assert calls == [("look_0", "list_tables", {}), ("call_0_0", "read_query", {"query": "SELECT * FROM orders"})]
-    assert "'suppliers'" in turns[-1].text and "shipped" in turns[-1].text
-
-
-def test_an_agent_looks_once_per_step_and_never_with_a_tool_that_writes() -> None:
-    turns, _ = converse(lexical(), SQL_TABLES, "Which invoices are overdue?", sql_backend)
-    calls = [(c.id, c.name) for t in turns for c in t.tool_calls]
-    assert calls == [("look_0", "list_tables"), ("call_0_0", "read_query")]  # nothing named "invoices": no table
-    writer_only = (SQL_TABLES[0], SQL_TABLES[2])
-    turns, _ = converse(lexical(), writer_only, "Which orders have shipped?", sql_backend)
-    assert [c.name for t in turns for c in t.tool_calls] == ["read_query"]
 
 # --- (f) errors and retries ----------------------------------------------------------------------
 
@@ -677,18 +635,3 @@ def test_a_complaint_with_a_question_never_writes(habit: str) -> None:
              tool("track_shipment", "Track a shipment.", {"order": {"type": "string"}}))
     prompt = "My air purifier (order #10029) hasn't come. Where is the delivery now?"
     assert first_tool(SimAgent(habit), tools, prompt) == "track_shipment"
-
-
-@pytest.mark.parametrize("habit", ["lexical", "skim"])
-def test_a_word_and_its_derived_noun_meet(habit: str) -> None:
-    # "pay" / "payment", "own" / "owner": any reader takes them for one subject; "custom" is not "customer"'s verb
-    # and "sign" not "signal"'s, so only endings that reliably derive a noun count, and then at half weight
-    tools = (tool("list_orders", "List orders by customer id.", {"customer": {"type": "string"}}),
-             tool("get_account", "Look up an account by customer id; returns its payment method and plan.",
-                  {"customer": {"type": "string"}}),
-             tool("get_document", "Look up a document by path; returns its owner and title.",
-                  {"path": {"type": "string"}}))
-    assert first_tool(SimAgent(habit), tools, "Which credit card does C-1008 pay with?") == "get_account"
-    assert first_tool(SimAgent(habit), tools, "Who owns docs/setup.md?") == "get_document"
-    portal = (tool("open_portal", "Open the customer portal.", {}), tool("sign_form", "Sign a form.", {}))
-    assert first_tool(SimAgent(habit), portal, "Where do I sign up?") == "sign_form"

@@ -1,22 +1,14 @@
-"""Argument filling of the offline agents, shape by shape, on synthetic schemas: paths, quoted strings,
-ids, names, dates and times, time zones, enums, arrays, free text, globs and SQL reads — and what must
-NOT happen (an IANA zone read as a path, the whole request stuffed into a parameter). The last tests
-fill arguments for real published servers (`mcp-server-time`, the filesystem server) and call them."""
+"""Argument filling of the simulated agents (test doubles), kind by kind, on synthetic schemas: paths, quoted
+strings, ids, names, dates and times, time zones written out, enums, arrays, free text, globs and SQL written out —
+and what must NOT happen (an IANA zone read as a path, the whole request stuffed into a parameter)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import shutil
-import sys
-import zoneinfo
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from optimizer.models.sim_fill import fill_arguments
-from optimizer.servers import ServerPool, ServerSpec
 from optimizer.values import find_values
 
 
@@ -30,8 +22,6 @@ def fill(spec: dict[str, Any], prompt: str, results: tuple[str, ...] = (), tool:
 
 STRING: dict[str, Any] = {"type": "string"}
 PATH = schema(path={"type": "string"})
-NEEDS_TZ = pytest.mark.skipif(not zoneinfo.available_timezones(), reason="no time zone database on this machine "
-                              "(places map to zones through it)")
 TZ_HINT = "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local timezone if none given."
 
 
@@ -53,11 +43,7 @@ def test_paths_keep_their_shape(prompt: str, expected: str) -> None:
     assert fill(PATH, prompt) == {"path": expected}
 
 
-def test_a_folder_named_in_words_is_the_path_when_nothing_better_exists() -> None:
-    assert fill(PATH, "Which files are in the docs folder?") == {"path": "docs"}
-    assert fill(PATH, "Map out everything under docs, nested folders included.") == {"path": "docs"}
-    assert fill(PATH, "Where are the CSV files, anywhere in the project?") == {"path": "."}
-    # an optional path with nothing named stays out
+def test_an_optional_path_with_nothing_named_stays_out() -> None:
     assert fill(schema(required=[], path=STRING, query=STRING), "Search for 'budget'") == {"query": "budget"}
 
 
@@ -156,35 +142,17 @@ def test_a_date_time_parameter_joins_the_date_and_the_time() -> None:
     assert fill(start, "Schedule it on March 4, 2026 at 2:30 pm") == {"start": "2026-03-04T14:30:00"}
 
 
-@NEEDS_TZ
-def test_places_map_to_iana_zones() -> None:
+def test_a_zone_parameter_takes_a_zone_the_text_writes_out_and_nothing_else() -> None:
     zone = schema(timezone={"type": "string", "description": TZ_HINT})
-    assert fill(zone, "What time is it in Tokyo?") == {"timezone": "Asia/Tokyo"}
-    assert fill(zone, "What time is it in New York right now?") == {"timezone": "America/New_York"}
-    assert fill(zone, "Current time in Kolkata?") == {"timezone": "Asia/Kolkata"}
-    assert fill(zone, "Current time in São Paulo?") == {"timezone": "America/Sao_Paulo"}
-    assert fill(zone, "How far ahead of UTC is Nairobi?") == {"timezone": "Africa/Nairobi"}
-    # nothing named: the description's stated default
-    assert fill(zone, "What time is it?") == {"timezone": "UTC"}
-
-
-@NEEDS_TZ
-def test_converting_between_zones_reads_which_is_the_source() -> None:
+    assert fill(zone, "What time is it in Europe/London?") == {"timezone": "Europe/London"}
+    assert fill(zone, "What time is it in Tokyo?") == {}  # a place is not a zone's name
     convert = schema(
         source_timezone={"type": "string", "description": "Source " + TZ_HINT},
         time={"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
         target_timezone={"type": "string", "description": "Target " + TZ_HINT},
     )
-    cases = {
-        "If it's 9 PM in Phoenix, what time is it in Tokyo?": ("America/Phoenix", "21:00", "Asia/Tokyo"),
-        "What's the time in Tokyo when it's 9:00 UTC?": ("UTC", "09:00", "Asia/Tokyo"),
-        "It's half past three in the afternoon in Kolkata. What time is it in Kathmandu?":
-            ("Asia/Kolkata", "15:30", "Asia/Kathmandu"),
-        "What time will it be in Kolkata when it's 6 pm here?": ("UTC", "18:00", "Asia/Kolkata"),
-        "Convert 14:30 from America/New_York to Europe/London": ("America/New_York", "14:30", "Europe/London"),
-    }
-    for prompt, (source, time, target) in cases.items():
-        assert fill(convert, prompt) == {"source_timezone": source, "time": time, "target_timezone": target}, prompt
+    assert fill(convert, "Convert 14:30 from America/New_York to Europe/London") == {
+        "source_timezone": "America/New_York", "time": "14:30", "target_timezone": "Europe/London"}
 
 
 def test_a_required_time_with_no_time_in_the_text_gets_no_words() -> None:
@@ -219,14 +187,9 @@ def test_quoted_options_in_a_description_are_a_closed_list() -> None:
     assert fill(branch, "Which branches exist in the git repository at /path/to/repo?") == {"branch_type": "local"}
 
 
-def test_an_option_is_chosen_by_what_the_definition_says_of_it() -> None:
+def test_an_option_is_chosen_by_half_its_words_else_the_first() -> None:
     topic = schema(topic={"type": "string", "description": "One of: returns, shipping, warranty, price match."})
-    about = ("Read store policy: return window and label fees, shipping times and free delivery minimum, "
-             "warranty coverage, price match.")
-    read = fill_arguments(topic, "How much must I spend to get free delivery?", "", [], tool="get_policy", about=about)
-    assert read == {"topic": "shipping"}
     assert fill(topic, "Will you match a cheaper price elsewhere?") == {"topic": "price match"}
-    # without the description's phrase nothing links delivery to shipping: the first option
     assert fill(topic, "How much must I spend to get free delivery?") == {"topic": "returns"}
 
 
@@ -262,31 +225,19 @@ def test_an_array_of_strings_takes_every_value_of_its_kind() -> None:
 
 
 def test_an_array_of_objects_is_filled_only_when_its_required_fields_are() -> None:
-    entity = {"type": "object", "required": ["name", "entityType"], "properties": {
-        "name": {"type": "string", "description": "The name of the entity"},
-        "entityType": {"type": "string", "description": "The type of the entity"}}}
-    entities = schema(entities={"type": "array", "items": entity})
-    assert fill(entities, "Add a person named Alice Chen") == {
-        "entities": [{"name": "Alice Chen", "entityType": "person"}]}
-    assert fill(entities, "Add something about the weather") == {}
-
-
-def test_the_two_sides_of_a_change() -> None:
-    side = {"type": "string", "description": "Text to search for - must match exactly"}
-    edit = {"type": "object", "required": ["oldText", "newText"],
-            "properties": {"oldText": side, "newText": {"type": "string", "description": "Text to replace with"}}}
-    edits = schema(path=STRING, edits={"type": "array", "items": edit})
-    prompt = "Show how docs/faq.md would read if the late fee went from 10.00 to 12.00."
-    assert fill(edits, prompt) == {"path": "docs/faq.md", "edits": [{"oldText": "10.00", "newText": "12.00"}]}
-    assert fill(edits, "Switch the log level in app.yaml from INFO to DEBUG") == {
-        "path": "app.yaml", "edits": [{"oldText": "INFO", "newText": "DEBUG"}]}
+    person = {"type": "object", "required": ["name", "email"], "properties": {
+        "name": {"type": "string", "description": "The person's full name"},
+        "email": {"type": "string", "description": "The person's email address"}}}
+    people = schema(people={"type": "array", "items": person})
+    assert fill(people, "Add Alice Chen, alice@x.io") == {"people": [{"name": "Alice Chen", "email": "alice@x.io"}]}
+    assert fill(people, "Add something about the weather") == {}
 
 
 def test_an_exclusion_list_is_filled_only_from_what_the_text_excludes() -> None:
     search = schema(required=["pattern"], pattern=STRING,
                     excludePatterns={"type": "array", "items": STRING, "default": []})
-    assert fill(search, "Find the .md files") == {"pattern": "*.md"}
-    assert fill(search, "Find the .md files, excluding drafts.md") == {
+    assert fill(search, "Find the *.md files") == {"pattern": "*.md"}
+    assert fill(search, "Find the *.md files, excluding drafts.md") == {
         "pattern": "*.md", "excludePatterns": ["drafts.md"]}
 
 
@@ -316,13 +267,12 @@ def test_an_optional_free_text_parameter_needs_a_confident_value() -> None:
 
 
 @pytest.mark.parametrize(("prompt", "expected"), [
-    ("Find the markdown files", "*.md"), ("Find the .csv files", "*.csv"), ("List *.py here", "*.py"),
-    ("Find every JavaScript file, wherever it lives", "**/*.js"), ("Is there more than one setup.md?", "**/setup.md"),
-    ("Find files named report", "*report*"),
+    ("List *.py here", "*.py"), ("Find docs/**/*.md", "docs/**/*.md"), ("Is there more than one setup.md?", "setup.md"),
+    ("Find the markdown files", None),
 ])
-def test_a_glob_parameter_gets_a_glob(prompt: str, expected: str) -> None:
+def test_a_glob_parameter_gets_a_glob_the_text_writes_out_or_a_file_name(prompt: str, expected: str | None) -> None:
     glob = schema(pattern={"type": "string", "description": "Glob pattern; '**/*.ext' matches in all subdirectories"})
-    assert fill(glob, prompt) == {"pattern": expected}
+    assert fill(glob, prompt).get("pattern") == expected
 
 
 def test_a_regex_pattern_is_not_given_a_glob() -> None:
@@ -330,25 +280,19 @@ def test_a_regex_pattern_is_not_given_a_glob() -> None:
     assert "*" not in fill(regex, "Find the .md files").get("pattern", "")
 
 
-def test_a_select_query_over_a_named_table() -> None:
+def test_an_sql_parameter_takes_only_a_statement_the_text_writes_out() -> None:
     read = schema(query={"type": "string", "description": "SELECT SQL query to execute"})
-    assert fill(read, "Show every row of the customers table") == {"query": "SELECT * FROM customers"}
     assert fill(read, "Run SELECT name FROM users WHERE id = 3.") == {"query": "SELECT name FROM users WHERE id = 3"}
+    assert fill(read, "Show every row of the customers table") == {}
     listed = ("[{'name': 'orders'}, {'name': 'customers'}]",)
-    assert fill(read, "How many orders are there?", listed) == {"query": "SELECT * FROM orders"}
-    assert fill(read, "How many orders are there?") == {}
+    assert fill(read, "How many orders are there?", listed) == {}
     write = schema(query={"type": "string", "description": "SQL query to execute"})
     assert fill(write, "Run UPDATE products SET price = 3 WHERE id = 1") == {
         "query": "UPDATE products SET price = 3 WHERE id = 1"}
-
-
-def test_a_statement_names_a_table_its_description_lists_and_never_takes_a_bare_name() -> None:
-    """A description that lists the known tables is read as where a statement may look, not as a list of values for
-    the statement itself ("orders" is not a query)."""
-    read = schema(query={"type": "string", "description": "SELECT SQL query to execute. Known tables: orders, "
-                                                          "customers and order_items (from list_tables)."})
-    assert fill(read, "How many customers do we have?") == {"query": "SELECT * FROM customers"}
-    assert fill(read, "Which city is the warehouse in?") == {}
+    # a description that lists tables does not make a table's name a statement
+    known = schema(query={"type": "string", "description": "SELECT SQL query to execute. Known tables: orders, "
+                                                           "customers and order_items (from list_tables)."})
+    assert fill(known, "How many customers do we have?") == {}
 
 
 # --- numbers and booleans ------------------------------------------------------------------------
@@ -375,71 +319,3 @@ def test_booleans_only_when_the_text_says_them() -> None:
 def test_nullable_parameters_read_as_their_type() -> None:
     nullable = schema(required=[], since={"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]})
     assert fill(nullable, "Orders since March 4, 2026") == {"since": "2026-03-04"}
-
-
-# --- real published servers ----------------------------------------------------------------------
-
-TIME_SERVER = Path(sys.executable).with_name("mcp-server-time")
-FILESYSTEM = Path(__file__).resolve().parent.parent / ".ci" / "cache" / "npm" / "node_modules" / ".bin" / \
-    "mcp-server-filesystem"
-
-
-async def fill_and_call(spec: ServerSpec, tool: str, prompt: str) -> tuple[dict[str, Any], str, bool]:
-    async with ServerPool(spec, connect_timeout=60) as pool:
-        catalog = await pool.list_tools()
-        definition = catalog.get(tool)
-        arguments = fill_arguments(definition.input_schema, prompt, prompt, [], tool=tool,
-                                   about=definition.description or "")
-        outcome = await pool.call(tool, arguments)
-        return arguments, outcome.text, outcome.is_error
-
-
-@pytest.mark.published
-@NEEDS_TZ
-def test_the_time_servers_conversion_is_filled_and_accepted() -> None:
-    if not TIME_SERVER.exists():
-        pytest.skip(f"mcp-server-time is not installed next to {sys.executable} (pip install mcp-server-time)")
-    spec = ServerSpec(argv=(str(TIME_SERVER), "--local-timezone", "UTC"))
-    arguments, text, is_error = asyncio.run(fill_and_call(
-        spec, "convert_time", "Quarter to eight in the morning in Bogotá: what time is that in Johannesburg?"))
-    assert arguments == {"source_timezone": "America/Bogota", "time": "07:45", "target_timezone": "Africa/Johannesburg"}
-    assert not is_error, text
-    assert json.loads(text)["target"]["datetime"][11:16] == "14:45"
-
-
-@pytest.mark.published
-def test_the_filesystem_servers_search_is_filled_and_accepted(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    if node is None or not FILESYSTEM.exists():
-        pytest.skip(f"node and {FILESYSTEM} are needed (npm install @modelcontextprotocol/server-filesystem)")
-    (tmp_path / "docs" / "archive").mkdir(parents=True)
-    for name in ("docs/setup.md", "docs/archive/setup.md", "notes.txt"):
-        (tmp_path / name).write_text("x\n", encoding="utf-8")
-    spec = ServerSpec(argv=(node, str(FILESYSTEM), str(tmp_path)), cwd=str(tmp_path))
-    arguments, text, is_error = asyncio.run(fill_and_call(
-        spec, "search_files", "Is there more than one setup.md in this project? Where are they?"))
-    assert arguments == {"path": ".", "pattern": "**/setup.md"}
-    assert not is_error, text
-    assert "docs/setup.md" in text and "docs/archive/setup.md" in text
-
-
-def test_a_boolean_is_set_by_the_verb_its_description_opens_with() -> None:
-    from optimizer.models.sim_options import boolean_value
-
-    dry = {"type": "boolean", "description": "Preview changes using git-style diff format"}
-    assert boolean_value("dryRun", dry, "Preview, without changing the file, how docs/faq.md would read", False)
-    assert boolean_value("dryRun", dry, "Change 10.00 to 12.00 in docs/faq.md", False) is None
-    assert boolean_value("dryRun", dry, "Do not preview it, just change it", False) is None
-    assert boolean_value("verbose", {"type": "boolean", "description": "Whether to log more"}, "whether", False) is None
-
-
-def test_places_the_zone_database_names_beyond_its_zone_names() -> None:
-    from optimizer.models.sim_shapes import zones_in
-    from optimizer.models.sim_zones import database_places
-
-    assert [z for _, z in zones_in("Convert 18:00 JST to IST (India Standard Time).")] == ["Asia/Tokyo",
-                                                                                           "Asia/Kolkata"]
-    assert [z for _, z in zones_in("What is the current offset for Beijing time?")] == ["Asia/Shanghai"]
-    assert [z for _, z in zones_in("Is it 9:00 WIB already?")] == ["Asia/Jakarta"]
-    assert zones_in("Is it 9:00 IST already?") == []  # India, Ireland and Israel all say IST
-    assert database_places()["aest"] == "Australia/Brisbane"  # on it all year: not Sydney, on it in winter only

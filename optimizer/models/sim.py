@@ -1,20 +1,19 @@
-"""Offline simulated agents — honest stand-ins for real models, labelled OFFLINE wherever shown.
+"""Simulated agents — test doubles for the harness, never quality evidence (labelled OFFLINE wherever shown).
 
-They read only what a real model reads: exposed tool names, descriptions, parameter schemas and
-tool results. `sim:lexical` ranks tools with BM25 over name tokens, the whole description and the
-parameter descriptions, and honours boundary sentences ("not for …", "use X instead"). `sim:skim`
-weights name tokens by position and reads only each description's first sentence. Both score a tool lower when its
-parameters cannot take the values the request gives (two paths and one `path`; a clock time and no time to fill:
-`sim_fit`), and go to the replacement a deprecation notice names ("DEPRECATED: Use read_text_file instead.").
-They take change/modify/edit for update, remove/erase for delete and add/make for create, as any reader does,
-and a word for its noun at half weight ("pay" / "payment", "own" / "owner").
-Both split the task into clauses and make one call per clause, fill arguments from the text in the shapes the
-parameters ask for (`sim_fill`), look first with a listing tool when a call lacks what the request does not name
-(`sim_look`: the tables to query), retry once after an error result they can learn from, and answer with
-what the tools returned. Between tools that score the same, a question never goes to a tool whose name says
-it changes something (`delete_…`, `add_…`): no reader answers "who works where?" by writing.
+The harness needs an agent that makes tool calls and answers: tests of episodes, faults, resume, the gate and the
+search run with these. They read only what a real model reads (exposed tool names, descriptions, parameter schemas,
+tool results), but no rule here exists to read any server's definitions well, and no figure they produce says how
+good a definition is (the offline readers, `optimizer.readers`, measure findability).
 
-Model strings: `sim:lexical?seed=3&noise=0.2&latency_ms=50`.
+`sim:lexical` ranks tools by BM25 word overlap between the request and each tool's name tokens, description and
+parameter descriptions, and honours boundary sentences ("not for …", "use X instead", a deprecation notice's
+replacement). `sim:skim` weights name tokens by position and reads only each description's first sentence. Both
+score a tool lower when its parameters cannot take the kinds of value the request gives (`sim_fit`), split the task
+into clauses and make one call per clause, fill arguments from the values the text holds by their kind
+(`sim_fill`), retry once after an error result they can learn from, and answer with what the tools returned. A
+request for information never goes to a tool whose name says it changes something while another tool is offered.
+
+Model strings: `sim:lexical?seed=3&noise=0.2&latency_ms=50`; the same seed gives the same turns.
 """
 
 from __future__ import annotations
@@ -35,8 +34,6 @@ from optimizer.lint.vocabulary import DEPRECATED, KEEPING_VERBS, VERB_CLASS, WRI
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
 from optimizer.models.sim_fill import fill_arguments
 from optimizer.models.sim_fit import capacity, fit_factors
-from optimizer.models.sim_look import lister, wanted
-from optimizer.models.sim_phrases import proper_names
 from optimizer.models.sim_request import QUESTION, asks_only, clauses
 from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
 from optimizer.tool_search import SEARCH_TOOL
@@ -232,9 +229,6 @@ class SimAgent:
         candidates: list[tuple[str, str, float]] = []
         for clause in clauses(prompt):
             query = context | {t: 1.0 for t in _words(describe_values(clause))}
-            if proper_names(clause):  # "Who does Yuki Tanaka work for?" reads as a question about a name
-                query.setdefault(stem("name"), 0.5)
-            query = _derived(query, index) | query
             scores = self._scores(query, profiles, index)
             factors = fit_factors(clause, {p.name: p.takes for p in profiles})
             # below zero words, the fit still breaks a tie: a reader who matches nothing goes by what a tool can take
@@ -279,7 +273,7 @@ class SimAgent:
         self, plan: list[tuple[str, str]], prompt: str, tools: Sequence[ToolDef], messages: Sequence[Message]
     ) -> tuple[list[ToolCall], str]:
         history = _history(messages)
-        results = [r for _, _, r, is_error in history if not is_error] + _looked(messages)
+        results = [r for _, _, r, is_error in history if not is_error]
         by_name = {t.name: t for t in tools}
         done_steps = {step for step, _, _, _ in history}
         last_step = max(done_steps, default=-1)
@@ -288,22 +282,16 @@ class SimAgent:
             if is_error and attempt == 0 and step < len(plan) and _worth_retrying(text):
                 clause, tool = plan[step]
                 args = fill_arguments(by_name[tool].input_schema, clause, prompt, results, shapes_in(text),
-                                      tool=tool, error=text, about=self._read(by_name[tool]))
+                                      tool=tool, error=text)
                 if args != _last_arguments(messages, f"call_{step}_0") or _RETRYABLE.search(text):
                     return [ToolCall(f"call_{step}_1", tool, args)], f"That failed ({_first_line(text)}); retrying."
         calls: list[ToolCall] = []
-        shared = shared_prefix([t.name for t in tools])
         for step in range(last_step + 1, len(plan)):
             clause, tool = plan[step]
             schema = by_name[tool].input_schema
-            args = fill_arguments(schema, clause, prompt, results, tool=tool, about=self._read(by_name[tool]))
-            needs = _needs_results(schema, args)
-            if calls and needs:
+            args = fill_arguments(schema, clause, prompt, results, tool=tool)
+            if calls and _needs_results(schema, args):
                 break
-            if needs and not _called(messages, f"look_{step}"):
-                looking = lister(tools, tool, wanted(schema, args), lambda name: _writes(name[len(shared):]))
-                if looking is not None:
-                    return [ToolCall(f"look_{step}", looking, {})], f"First I'll look with {looking}."
             calls.append(ToolCall(f"call_{step}_0", tool, args))
         if calls:
             return calls, f"I'll use {', '.join(c.name for c in calls)}."
@@ -337,24 +325,6 @@ def _writes(name: str) -> bool:
 _Index = dict[str, tuple[float, Counter[str], list[tuple[tuple[str, ...], Counter[str]]]]]
 
 
-_DERIVING = ("ment", "ness", "ation", "ion", "ity", "er")
-"""Endings that make a noun of a verb or an adjective: any reader takes "pay" and "payment" for one subject."""
-
-
-def _derived(query: dict[str, float], index: _Index) -> dict[str, float]:
-    """Half the weight of a request's word for each tool word that is the same word with a derivational ending added
-    or taken away ("pay" in the request, "payment" in a description), the bare word three letters or more."""
-    vocabulary = {t for _avg, df, _docs in index.values() for t in df}
-    out: dict[str, float] = {}
-    for term, weight in query.items():
-        for ending in _DERIVING:
-            longer, shorter = term + ending, term[: -len(ending)] if term.endswith(ending) else ""
-            for other in (longer, shorter):
-                if other in vocabulary and len(min(term, other, key=len)) >= 3:
-                    out[other] = max(out.get(other, 0.0), weight / 2)
-    return out
-
-
 def _index(profiles: list[Profile]) -> _Index:
     """Per field: average length, document frequencies, and each tool's terms with their counts."""
     out: _Index = {}
@@ -374,15 +344,6 @@ def _history(messages: Sequence[Message]) -> list[tuple[int, int, str, bool]]:
             if match:
                 out.append((int(match.group(1)), int(match.group(2)), result.content, result.is_error))
     return out
-
-
-def _looked(messages: Sequence[Message]) -> list[str]:
-    """What the looks before a step returned (`sim_look`), errors left out."""
-    return [r.content for m in messages for r in m.tool_results if r.call_id.startswith("look_") and not r.is_error]
-
-
-def _called(messages: Sequence[Message], call_id: str) -> bool:
-    return _last_arguments(messages, call_id) is not None
 
 
 def _last_arguments(messages: Sequence[Message], call_id: str) -> dict[str, Any] | None:
@@ -415,8 +376,8 @@ def _worth_retrying(error_text: str) -> bool:
 
 
 def _answer(messages: Sequence[Message]) -> str:
-    """What every call returned, looks included (tool searches not), in the order the results came."""
-    parts = [r.content for m in messages for r in m.tool_results if r.call_id.startswith(("call_", "look_"))]
+    """What every call returned (tool searches not), in the order the results came."""
+    parts = [r.content for m in messages for r in m.tool_results if r.call_id.startswith("call_")]
     if not parts:
         return "<response>I could not find a tool for this request.</response>"
     return "Here is what the tools returned.\n<response>\n" + "\n".join(parts) + "\n</response>"

@@ -1,8 +1,8 @@
-"""How the offline agents fill tool arguments: values found in the task text (then in earlier tool
-results, see `optimizer.values`), matched to parameters by type, enum, format, pattern, name and
-description — the same things a real model reads. Values are written in the shape the parameter asks
-for (`sim_shapes`); parameters that take words get the phrase that fits (`sim_phrases`), never the
-whole request. Optional parameters get a value only when the text gives a confident one."""
+"""How the simulated agents (test doubles) fill tool arguments: values found in the task text (then in earlier tool
+results, see `optimizer.values`), matched to parameters by their kind — type, enum, format, pattern, name and
+description say which. Values are written in the shape the parameter asks for (`sim_shapes`); parameters that take
+words get a phrase of the request (`sim_phrases`), never the whole request. Optional parameters get a value only
+when the text gives a confident one. No rule here reads any one server's definitions."""
 
 from __future__ import annotations
 
@@ -29,14 +29,11 @@ from optimizer.values import (
     ID_WORDS,
     PROSE_WORDS,
     Found,
-    asks_for_select,
-    find_values,
     property_kinds,
     takes_sql,
 )
 
-NAME_WORDS = frozenset({"name", "names", "entity", "entities", "person", "people", "author", "owner", "label"})
-TYPE_WORDS = frozenset({"type", "kind", "category"})
+NAME_WORDS = frozenset({"name", "names", "person", "people", "author", "owner", "label"})
 _NEGATION_WORDS = frozenset({"exclude", "excluded", "excludes", "exclusion", "ignore", "ignored", "skip", "except",
                              "omit", "without"})
 _NEGATION_CUE = re.compile(r"\b(?:exclud\w*|except|ignor\w*|skip\w*|omit\w*|without|but not|other than)\b",
@@ -44,26 +41,22 @@ _NEGATION_CUE = re.compile(r"\b(?:exclud\w*|except|ignor\w*|skip\w*|omit\w*|with
 _SOURCE_WORDS = frozenset({"source", "src", "from", "origin", "original", "old"})
 _TARGET_WORDS = frozenset({"target", "destination", "dest", "to", "new", "into"})
 _GENERIC = frozenset(terms("name names id ids path paths key value values"))
-_PATH_NOUNS = frozenset({"folder", "dir", "repo"})
 _MAX_ITEMS = 12
-_WHOLE = re.compile(r"\b(?:this|the|whole|entire|our|my) (?:project|repo|repository|workspace|codebase)\b|"
-                    r"\b(?:anywhere|wherever|everywhere)\b|\btop level\b|\broot (?:folder|directory)\b", re.IGNORECASE)
 # kinds of value that words never stand in for: a phrase is not a date, an email or a path
 _VALUE_KINDS = frozenset({"email", "url", "date", "datetime", "time", "timezone", "phone", "path"})
 
 
 def fill_arguments(
     schema: Mapping[str, Any], clause: str, prompt: str, results: Sequence[str],
-    prefer: AbstractSet[str] = frozenset(), tool: str = "", error: str = "", about: str = "",
+    prefer: AbstractSet[str] = frozenset(), tool: str = "", error: str = "",
 ) -> dict[str, Any]:
     """Arguments for a call: every required parameter, plus optional ones with a confident value.
     Parameters that ask for a kind of value (an email, a date, an id shape) choose first, so a vague
     parameter listed before them cannot take the value they name; a glob chooses before a path
     ("setup.md" is what to look for, not where); of two parameters for the same kind, the source
     ("from") chooses before the target ("to"). `tool` is the tool's name (its words are not a request's
-    topic), `about` its description as the agent reads it. `prefer`: shapes the error result `error`
-    asked for, used for the parameters it names."""
-    reading = Reading(clause, prompt, list(results), prefer, frozenset(terms(tool)), error=error, about=about)
+    topic). `prefer`: shapes the error result `error` asked for, used for the parameters it names."""
+    reading = Reading(clause, prompt, list(results), prefer, frozenset(terms(tool)), error=error)
     return _fill_object(schema, reading)
 
 
@@ -96,8 +89,7 @@ def _value_for(name: str, prop: Mapping[str, Any], reading: Reading, *, required
         reading = reading.narrowed(reading.clause[cue.end():])
     ptype = prop.get("type")
     if "enum" in prop:
-        context = f"{prop.get('description') or ''}. {reading.about}"
-        return choose_option(prop["enum"], reading.clause, prop.get("default"), required and not strict, context)
+        return choose_option(prop["enum"], reading.clause, prop.get("default"), required and not strict)
     if ptype == "boolean":
         return boolean_value(name, prop, reading.clause, required)
     if ptype in ("integer", "number"):
@@ -148,51 +140,39 @@ def _string_value(name: str, prop: Mapping[str, Any], reading: Reading, required
     description = str(prop.get("description") or "")
     tokens = set(words(name))
     shaped = shown | set(reading.prefers(name, kinds | shown))
-    if "timezone" in kinds | shaped:
-        return _zone(name, reading, description, required and not strict)
-    if takes_sql(hint):  # a statement, whatever names it lists
-        return reading.unused(_sql(hint, listed_options(description), reading))
+    if takes_sql(hint):  # a statement the text writes out, whatever names the description lists
+        written = shapes.sql_statement(reading.clause, hint) or shapes.sql_statement(reading.prompt, hint)
+        return reading.unused(written)
     listed = listed_options(description)
     if listed:
-        return choose_option(listed, reading.clause, described_default(description), required and not strict,
-                             f"{description}. {reading.about}")
+        return choose_option(listed, reading.clause, described_default(description), required and not strict)
     timed = _clock_or_date(kinds | shaped, hint, reading)
     if timed is not None:
         return timed
     if _wants_glob(tokens, hint):
-        glob = reading.unused(shapes.glob_for(reading.clause, f"{hint} {reading.about}"))
+        glob = reading.unused(shapes.glob_for(reading.clause))
         reading.used.update(f.value for f in reading.free("path") if glob and glob.endswith(f.value))
         return glob
     value = _kind_value(kinds, shaped, reading)
     if value is not None:
         return value
     if "path" in kinds and not strict:
-        value = _named(frozenset(terms(name)) - _GENERIC | _PATH_NOUNS, reading) or reading.unused(
-            phrases.place_word(reading.clause))
-        if value is None and required and _WHOLE.search(reading.clause):
-            return "."  # "anywhere in the project": the folder the tools work in
-        return {"current": ".", "working": ".", "home": "~"}.get(str(value), value)
+        return _named(frozenset(terms(name)) - _GENERIC, reading)
     if kinds & _VALUE_KINDS or ((kinds - {"money"}) and not required):
-        return _stand_in(kinds, description, reading) if required and not strict else None
+        return described_default(description) if required and not strict else None
     return _words_value(name, tokens, description, reading, required, strict)
 
 
 def _words_value(name: str, tokens: set[str], description: str, reading: Reading, required: bool,
                  strict: bool) -> Any:
-    """A parameter that takes words: a type, a name, a query or prose, or an id with no kind named. The
-    last word of the parameter's name says which ("entityType" is a type, "entityName" a name)."""
+    """A parameter that takes words: a name, a query or prose, or an id with no kind named. The last word of the
+    parameter's name says which ("entityName" is a name)."""
     head = (words(name) or [""])[-1]
-    change = phrases.from_to(reading.clause) if _role(name) != 1 else None
-    if change is not None:  # oldText / newText: the two sides of "from X to Y"
-        return reading.unused(change[0] if _role(name) == 0 else change[1])
     quoted = [f.value for f in reading.free("quoted")]
     names = [n for _, n in phrases.proper_names(reading.clause) if n not in reading.used]
-    if head in TYPE_WORDS or (tokens & TYPE_WORDS and not tokens & (NAME_WORDS | FREE_TEXT_WORDS)):
-        return reading.unused(phrases.type_word(reading.clause))
     if head in NAME_WORDS or tokens & NAME_WORDS:
         named = _named(frozenset(terms(name)) - _GENERIC, reading)
-        results = [] if strict and reading.found else shapes.result_names(reading.results, reading.clause)
-        value = next((v for v in [*quoted, named, *names, *results] if v and v not in reading.used), None)
+        value = next((v for v in [*quoted, named, *names] if v and v not in reading.used), None)
         if value is not None or strict or set(words(name)) - NAME_WORDS - PROSE_WORDS:
             return value  # "table_name" names a thing; the request's words are not its name
     if tokens & (FREE_TEXT_WORDS | PROSE_WORDS):
@@ -215,14 +195,6 @@ def _words_value(name: str, tokens: set[str], description: str, reading: Reading
     if strict or not required:
         return None
     return (quoted[0] if quoted else None) or described_default(description) or _phrase(reading)
-
-
-def _stand_in(kinds: set[str], description: str, reading: Reading) -> str | None:
-    """A required value of a kind the text does not hold: the default the description states, else — for
-    a person's email or phone — the person's name as the text gives it (an error may then say the right
-    value); never the request's words."""
-    person = next((n for _, n in phrases.proper_names(reading.clause) if n not in reading.used), None)
-    return described_default(description) or (person if kinds & {"email", "phone"} else None)
 
 
 def _phrase(reading: Reading, limit: int = 6) -> str | None:
@@ -282,42 +254,6 @@ def _clock_or_date(wanted: set[str], hint: str, reading: Reading) -> str | None:
     return shapes.format_time(clock, hint) if clock else None
 
 
-def _zone(name: str, reading: Reading, description: str, required: bool) -> str | None:
-    """An IANA zone the text names. A source zone is the one a time is given in ("9:00 UTC", "08:00 in
-    Nairobi"; "6 pm here" is the local zone the description names) or the one after "from"; a target the
-    one after "to", else the next one named; a single zone prefers a named place to UTC. Nothing named:
-    the description's default."""
-    prompt = reading.prompt if reading.clause and reading.clause in reading.prompt else reading.clause
-    start = prompt.find(reading.clause)
-    zones = [(p, z) for p, z in shapes.zones_in(prompt) if z not in reading.used]
-    inside = [(p, z) for p, z in zones if start <= p < start + len(reading.clause)]
-    local = described_default(description)
-    role = _role(name)
-    timed = _zone_of_time(prompt, zones, local) if role == 0 else None
-    if timed is not None:
-        return timed
-    cue = ("from ",) if role == 0 else ("to ", "into ") if role == 2 else ()
-    cued = [z for p, z in zones if cue and prompt[max(0, p - 6):p].lower().endswith(cue)]
-    places = [z for _, z in inside if role == 1 and z not in ("UTC", "GMT")]
-    pool = cued or places or [z for _, z in inside or zones]
-    return pool[0] if pool else local if required else None
-
-
-def _zone_of_time(prompt: str, zones: list[tuple[int, str]], local: str | None) -> str | None:
-    """The zone a time in the prompt is given in: named within a few words after it, or "here"."""
-    for f in find_values(prompt, 1):
-        if f.kind not in ("time", "datetime"):
-            continue
-        end = f.position + len(f.value)
-        if re.match(r"\s*(?:here|local(?:ly)?|my time|our time)\b", prompt[end:]):
-            return local
-        for position, zone in zones:
-            gap = prompt[end:position]
-            if position >= end and len(gap.split()) <= 4 and not re.search(r"[.?!;]", gap):
-                return zone
-    return None
-
-
 def _role(name: str) -> int:
     """0 for a source ("source_timezone", "from"), 2 for a target ("destination"), 1 for neither."""
     tokens = set(words(name))
@@ -329,17 +265,3 @@ def _wants_glob(tokens: set[str], hint: str) -> bool:
     if "regex" in lowered or "regular expression" in lowered:
         return False
     return bool(tokens & {"glob", "pattern", "patterns"}) or "glob" in lowered or "wildcard" in lowered
-
-
-def _sql(hint: str, listed: Sequence[str], reading: Reading) -> str | None:
-    """An SQL statement the text writes out; for a SELECT, else one over a table the text names, or one of the names
-    the parameter's description lists or a result gave that the text's words name."""
-    written = shapes.sql_statement(reading.clause, hint) or shapes.sql_statement(reading.prompt, hint)
-    if written or not asks_for_select(hint):
-        return written
-    table = phrases.named_noun(frozenset({"table"}), reading.clause)
-    named = [*listed, *shapes.result_names(reading.results, reading.clause)]
-    table = table or next(iter(shapes.asked_names(named, reading.clause)), None)
-    return f"SELECT * FROM {table}" if table else None
-
-

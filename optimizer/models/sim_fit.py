@@ -1,5 +1,6 @@
-"""How well a tool's parameters take the values a request gives: a reader who is handed two file paths reaches for
-the tool that takes a list of paths, and one handed a clock time for the tool that has a time to fill.
+"""How well a tool's parameters take the values a request gives, for the simulated agents (test doubles): handed two
+file paths they reach for the tool that takes a list of paths, handed a clock time for the tool that has a time to
+fill.
 
 Only the kinds of value a parameter names (`values.KIND_WORDS`: a path, a time, a date, an email, …) count, and only
 those some offered tool takes; identifiers and free text do not tell tools apart here.

@@ -1,5 +1,5 @@
-"""Closed choices and numbers for the offline agents: which enum option the text names, the options and
-default a description states in words, booleans, and which number belongs to which numeric parameter."""
+"""Closed choices and numbers for the simulated agents (test doubles): which enum option the text names, the
+options and default a description states in words, booleans, and which number belongs to which numeric parameter."""
 
 from __future__ import annotations
 
@@ -14,15 +14,12 @@ from optimizer.values import NUMBER_WORDS, find_values, property_kinds, wants_ce
 _GENERIC = frozenset(terms("name id path key value if provided given optional number"))
 
 
-def choose_option(options: Sequence[Any], clause: str, default: Any, required: bool, context: str = "") -> Any:
+def choose_option(options: Sequence[Any], clause: str, default: Any, required: bool) -> Any:
     """The option the text names: all its words or stems; else a word it begins or is the start of ("desc"
-    for "descending"); else half or more of its words; else the option whose own phrase in `context` (the
-    definition's descriptions: "…, shipping times and free delivery minimum, …") shares the most words
-    with the text. The most specific, then the earliest wins. Nothing named: when required, the schema's
-    default, then the first option."""
+    for "descending"); else half or more of its words. The most specific, then the earliest wins. Nothing named:
+    when required, the schema's default, then the first option."""
     text_terms = set(terms(clause))
     text_words = [w.lower() for w in words(clause)]
-    segments = [set(terms(part)) for part in re.split(r"[.;,:]", context)]
     best: tuple[float, int, Any] | None = None
     for option in options:
         if not isinstance(option, str):
@@ -37,9 +34,6 @@ def choose_option(options: Sequence[Any], clause: str, default: Any, required: b
         elif own and len(own & text_terms) * 2 >= len(own):
             score = 3.0 + len(own & text_terms) / len(own)
         else:
-            score = min(2.0, max((len((seg - own) & text_terms) for seg in segments if own and own <= seg),
-                                 default=0))
-        if not score:
             continue
         spot = clause.lower().find(min(own, default=lowered)[:4])
         spot = spot if spot >= 0 else len(clause)
@@ -71,28 +65,19 @@ def listed_options(description: str) -> list[str]:
 
 
 def described_default(description: str) -> str | None:
-    """A default the description states: "defaults to 'main'", "Use 'UTC' … if no … given"."""
+    """A default the description states: "defaults to 'main'", "Default: 10"."""
     stated = re.search(r"\bdefaults?(?:\s+(?:is|to|value is))?[:\s]+['\"`]?([\w/.:+-]+)", description, re.IGNORECASE)
     if stated and stated.group(1).lower() not in ("the", "a", "an", "none", "null", "if", "when"):
         return stated.group(1).strip(".")
-    fallback = re.search(r"\buse\s+['\"`]([^'\"`]{1,40})['\"`][^.]*\bif\s+(?:\w+\s+){0,3}(?:no|not|none|nothing)\b",
-                         description, re.IGNORECASE)
-    return fallback.group(1) if fallback else None
-
-
-_NOT_LEADS = frozenset(("whether", "should", "return", "returns", "optional", "default", "true", "false"))
-"""Opening words of boolean descriptions that name no behaviour a request would say."""
+    return None
 
 
 def boolean_value(name: str, prop: Mapping[str, Any], clause: str, required: bool) -> bool | None:
-    """True when the text says the parameter's words ("recursive", "dry run"), or the verb its description opens
-    with ("Preview changes …"), with no "not" before them; else, when required, its default or False."""
+    """True when the text says the parameter's words ("recursive", "dry run") with no "not" before them; else,
+    when required, its default or False."""
     said = [w.lower() for w in words(clause)]
     own = [w for w in words(name) if len(w) >= 3]
     spots = [next((i for i, s in enumerate(said) if s[:5] == w[:5]), -1) for w in own]
-    lead = (words(str(prop.get("description") or "")) or [""])[0].lower()
-    if len(lead) >= 5 and not (own and all(i >= 0 for i in spots)) and lead not in _NOT_LEADS:
-        own, spots = [lead], [next((i for i, s in enumerate(said) if s[:5] == lead[:5]), -1)]
     if own and all(i >= 0 for i in spots):
         negated = set(said[max(0, min(spots) - 3):min(spots)]) & {"not", "no", "without", "don", "dont", "never"}
         if not negated:

@@ -1,8 +1,7 @@
-"""Phrases the offline agents lift from a request for parameters that take words rather than a value of a
-kind: the phrase after a cue ("notes about X" → X), proper names ("Alice Chen", "Acme Corp"), the word a
-noun is named by ("the docs folder" → docs, "the users table" → users), the type in "a person named …",
-and the request's key words with the tool's own words and request verbs left out. English reading only:
-nothing here knows a server or a task."""
+"""Phrases the simulated agents (test doubles) lift from a request for parameters that take words rather than a
+value of a kind: the phrase after a cue ("notes about X" → X), proper names ("Alice Chen", "Acme Corp"), the word a
+noun is named by ("the users table" → users), and the request's key words with the tool's own words and request verbs
+left out. English reading only: nothing here knows a server or a task."""
 
 from __future__ import annotations
 
@@ -101,42 +100,12 @@ def named_noun(nouns: frozenset[str], text: str) -> str | None:
     return None
 
 
-def place_word(text: str) -> str | None:
-    """A bare lower-case word the text puts something in or under: "everything under docs" → docs (with
-    an article it is a description, "in the project", not a name)."""
-    for match in re.finditer(r"\b(?:in|under|inside|within)\s+([a-z][\w.-]*)(?=[\s,.;:!?]|$)", text):
-        word = match.group(1).rstrip(".")
-        if word not in STOPWORDS and word not in _WHICH and stem(word) not in REQUEST_VERBS:
-            return word
-    return None
-
-
 _SLUG = re.compile(r"(?<![\w./@#$-])(?=[a-z0-9_-]*[a-z])[a-z0-9]+(?:[-_][a-z0-9]+)+(?![\w./@-])")
 
 
 def slugs(text: str) -> list[str]:
     """Lower-case identifiers joined by hyphens or underscores: my-project, order_items, api-v2."""
     return [m.group(0) for m in _SLUG.finditer(text)]
-
-
-_SPAN = r"['\"“‘`]?([^\s'\"“”‘’`,;]+(?:\s[^\s'\"“”‘’`,;]+){0,3}?)['\"”’`]?"
-_FROM_TO = re.compile(rf"\bfrom\s+{_SPAN}\s+(?:to|into)\s+{_SPAN}(?=[\s,.;:!?]|$)", re.IGNORECASE)
-
-
-def from_to(text: str) -> tuple[str, str] | None:
-    """The two sides of a change the text states: "the fee went from 10.00 to 12.00" → (10.00, 12.00)."""
-    match = _FROM_TO.search(text)
-    return (match.group(1).rstrip("."), match.group(2).rstrip(".")) if match else None
-
-
-def type_word(text: str) -> str | None:
-    """The kind of thing the text introduces: "a person named Alice Chen" → person, "Acme Corp is a
-    company" → company."""
-    named = re.search(r"\b(?:an?|the)\s+([a-z][\w-]*)\s+(?:named|called)\b", text)
-    if named:
-        return named.group(1)
-    being = re.search(r"\b(?:is|as)\s+an?\s+([a-z][\w-]*)(?=[\s.,;!?]|$)", text)
-    return being.group(1) if being else None
 
 
 def key_words(text: str, skip: frozenset[str], limit: int = 6) -> str | None:

@@ -1,4 +1,4 @@
-"""What the offline agents fill one call's arguments from: the clause asking for the call, the whole
+"""What the simulated agents (test doubles) fill one call's arguments from: the clause asking for the call, the whole
 prompt, earlier successful tool results, the values found in each, and what earlier parameters took."""
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ class Reading:
     """The texts of one call and the values in them (`Found.origin`: 0 clause, 1 prompt, 2 results); the
     shapes the error `error` asked for (`prefer`); the tool's own name terms (`skip`, never a topic); the
     values parameters already took (`used`); which numeric parameter each number in the clause belongs
-    to (`claims`), how many numeric parameters the call has, and their names (`siblings`); the tool's
-    description (`about`)."""
+    to (`claims`), how many numeric parameters the call has, and their names (`siblings`)."""
 
     clause: str
     prompt: str
@@ -30,7 +29,6 @@ class Reading:
     claims: dict[int, str] = field(default_factory=dict)
     numeric: int = 0
     error: str = ""
-    about: str = ""
     siblings: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
@@ -60,7 +58,7 @@ class Reading:
 
     def narrowed(self, text: str) -> Reading:
         """The same call read from part of its clause only (what follows "excluding …")."""
-        return Reading(text, "", [], self.prefer, self.skip, used=self.used, error=self.error, about=self.about)
+        return Reading(text, "", [], self.prefer, self.skip, used=self.used, error=self.error)
 
 
 def flat(prop: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -1,5 +1,5 @@
-"""How the offline agents read a request: its clauses (one call each), which of them only state how things are,
-and whether a clause asks for information or for a change."""
+"""How the simulated agents (test doubles) read a request: its clauses (one call each), which of them only state how
+things are, and whether a clause asks for information or for a change."""
 
 from __future__ import annotations
 

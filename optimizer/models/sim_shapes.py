@@ -1,18 +1,12 @@
-"""Value shapes the offline agents write a parameter in, as any real model would: clock times in the form a
-description asks for, ISO dates and date-times, time zones by their IANA names (a place named in the text maps
-to its zone through the standard library's time zone database), glob patterns and simple SQL reads. Each
-builder reads the parameter's own hint (name, description, format) and the text; nothing here knows a server."""
+"""Value shapes the simulated agents (test doubles) write a parameter in: clock times in the form a description asks
+for, ISO dates and date-times, a glob or an SQL statement the text writes out. Each builder reads the parameter's
+own hint (name, description, format) and the text; nothing here knows a server."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
-import zoneinfo
-from functools import lru_cache
 
-from optimizer.models.sim_zones import database_places
-from optimizer.text import stem, words
-from optimizer.values import MONTHS, NUMBER_WORDS, TZ_AREAS, find_values
+from optimizer.values import MONTHS, NUMBER_WORDS, find_values
 
 
 def clock(text: str) -> tuple[int, int, int] | None:
@@ -75,88 +69,12 @@ def iso_datetime(date: str, hms: tuple[int, int, int] | None) -> str:
     return f"{date}T{hour:02d}:{minute:02d}:{second:02d}"
 
 
-def zones_in(text: str) -> list[tuple[int, str]]:
-    """(position, IANA zone) for every zone the text names: IANA names themselves, UTC/GMT, and places
-    whose name is a zone's location ("Tokyo" → Asia/Tokyo, "New York" → America/New_York)."""
-    folded = _fold(text)
-    out: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-    for match in _zone_pattern().finditer(folded):
-        name = match.group(0)
-        if not name[0].isupper() or any(s < match.end() and match.start() < e for s, e in taken):
-            continue
-        zone = _places().get(name.lower().replace(" ", "_"))
-        if zone:
-            taken.append(match.span())
-            out.append((match.start(), zone))
-    return out
-
-
-@lru_cache(maxsize=1)
-def _places() -> dict[str, str]:
-    """Lower-cased locations (underscored) and zone names → the zone. A location goes to a zone in one of
-    the database's areas before an old alias of the same place (Tokyo → Asia/Tokyo, not Japan)."""
-    zones = sorted(zoneinfo.available_timezones() - {"Factory", "localtime"},
-                   key=lambda z: (z.split("/")[0] not in TZ_AREAS, len(z), z))
-    places: dict[str, str] = {}
-    for zone in zones:
-        if "/" in zone and not zone.startswith("Etc/"):
-            places.setdefault(zone.rsplit("/", 1)[1].lower(), zone)
-    for zone in zones:
-        if len(zone) > 2:  # not GB or NZ, which read as units and words more often than as zones
-            places.setdefault(zone.lower(), zone)
-    for place, zone in database_places().items():  # "Beijing", "India", "JST"
-        places.setdefault(place, zone)
-    return places
-
-
-@lru_cache(maxsize=1)
-def _zone_pattern() -> re.Pattern[str]:
-    keys = sorted(_places(), key=len, reverse=True)
-    alternatives = "|".join(re.escape(k).replace("_", "[ _]") for k in keys)
-    return re.compile(rf"(?<![\w/])(?:{alternatives})(?![\w/])", re.IGNORECASE)
-
-
-def _fold(text: str) -> str:
-    """Accents dropped, one character for one (São Paulo → Sao Paulo), so positions still match."""
-    return "".join(unicodedata.normalize("NFKD", c)[0] for c in text)
-
-
-_FILE_TYPES = {"markdown": "md", "python": "py", "text": "txt", "javascript": "js", "typescript": "ts",
-               "yaml": "yaml", "json": "json", "csv": "csv", "html": "html", "log": "log", "image": "png"}
-
-
-def glob_for(text: str, hint: str) -> str | None:
-    """A glob for what the text names: a glob written out (*.md), a named extension or file type
-    (".md files", "markdown files"), a file name, else a name to match ("files named report" → *report*). "**/" in front
-    when the hint offers it and the text asks to look in every folder."""
+def glob_for(text: str) -> str | None:
+    """A glob the text writes out (`*.md`), else a file name it gives whole (`setup.md`)."""
     written = re.search(r"(?<!\S)[\w./-]*\*[\w.*?/-]*", text)
     if written:
         return written.group(0).rstrip(".,")
-    pattern: str | None = None
-    for typed in re.finditer(r"((?:\.?[A-Za-z0-9]+\s+){1,2})files?\b", text):
-        for word in reversed(typed.group(1).split()):  # "JavaScript test files", "the md files", ".md files"
-            bare = word.lstrip(".")
-            plain = word.startswith(".") or (len(bare) <= 3 and bare.islower()) or (len(bare) <= 4 and bare.isupper())
-            ext = _FILE_TYPES.get(bare.lower()) or (bare.lower() if plain and bare.lower() not in _NOT_TYPES else None)
-            if ext:
-                pattern = f"*.{ext}"
-                break
-        if pattern:
-            break
-    if pattern is None:  # a file name given whole: setup.md
-        pattern = next((f.value for f in find_values(text, 0) if f.kind == "path" and "/" not in f.value), None)
-    if pattern is None:
-        named = re.search(r"\b(?:named|called|containing|matching|with)\s+['\"]?([\w.-]+)", text, re.IGNORECASE)
-        pattern = f"*{named.group(1).strip('.')}*" if named else None
-    if pattern and "**" in hint and _EVERYWHERE.search(text):
-        pattern = "**/" + pattern
-    return pattern
-
-
-_EVERYWHERE = re.compile(r"recursiv|subfolder|sub-folder|subdirector|nested|anywhere|wherever|every folder|"
-                         r"all folders|all directories|more than one", re.IGNORECASE)
-_NOT_TYPES = frozenset({"the", "all", "any", "my", "our", "new", "old", "some", "its", "of", "two", "few", "many"})
+    return next((f.value for f in find_values(text, 0) if f.kind == "path" and "/" not in f.value), None)
 
 
 def sql_statement(text: str, hint: str) -> str | None:
@@ -167,20 +85,3 @@ def sql_statement(text: str, hint: str) -> str | None:
         if not verbs or match.group(1) in verbs or (match.group(1) == "WITH" and "SELECT" in verbs):
             return statement
     return None
-
-
-def result_names(results: list[str], text: str) -> list[str]:
-    """Identifiers quoted in earlier results (values, not keys) whose word the text uses: the table
-    "orders" a listing returned, when the question is about orders."""
-    return asked_names([m.group(1) for result in results
-                        for m in re.finditer(r"['\"]([A-Za-z_][\w]*)['\"](?!\s*:)", result)], text)
-
-
-def asked_names(names: list[str], text: str) -> list[str]:
-    """The names, once each and in order, that share a word with the text."""
-    asked = {stem(w) for w in words(text)}
-    out: list[str] = []
-    for name in names:
-        if name not in out and {stem(w) for w in words(name)} & asked:
-            out.append(name)
-    return out
