@@ -1,8 +1,8 @@
 """Benchmark: `optimizer tasks generate --offline` on every server of the test bed (the bundled examples and the
 published servers), measured side by side in one run: tasks written and their mix, tools with a task that has
 an answer (not only a tool-choice request), whether `optimizer tasks check --replay` accepts the set, and the
-baseline accuracy of the OFFLINE simulated agents on it (`optimizer eval`). README's "No tasks yet?" table is this
-script's output.
+baseline findability of the OFFLINE readers on it (`optimizer eval --offline`: top hit is the expected tool).
+README's "No tasks yet?" table is this script's output.
 
     python bench/generate_offline.py [--only NAME,…] [--json]
 

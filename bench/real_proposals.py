@@ -6,16 +6,18 @@ local fake Messages API.
     python bench/real_proposals.py answer NAME ANSWER.json    # store a model's answer (the tool call's input)
     python bench/real_proposals.py screen [--only NAME,…] [--json] [--overlays DIR]
 
-`capture` runs `optimize` on the server's task set with the offline agents (their train episodes are the evidence)
+`capture` runs `optimize` on the server's task set with the simulated agents (test doubles whose calls and errors make
+the evidence)
 and claude-opus-5-5 as the proposer, through the local fake Messages API, and records the one proposer request it
 sends (system prompt, user message, the submit_candidates tool and tool_choice). A Claude model is then given that
 request and nothing else, and its answer — the input of its submit_candidates call — is stored with `answer`.
 
 `screen` replays every recorded answer: it runs the same `optimize` with the fake API answering the proposer
-request with the recorded input, one round, and prints per server what screening made of each candidate (kept
-whole, trimmed or rejected, with the reasons), whether the winner names only tools it exposes, and how many
-texts the leakage guard flagged. Every figure is about screening and consistency: the offline agents that make the
-evidence and run the search are test doubles, not quality evidence.
+request with the recorded input, one round, scored by the offline readers (reader:bm25, reader:embed), and prints
+per server what screening made of each candidate (kept whole, trimmed or rejected, with the reasons), whether the
+winner names only tools it exposes, how many texts the leakage guard flagged, and the readers' held-out findability
+baseline → winner (top hit, top 5) with the definition tokens. Findability is how a tool search or a router finds a
+tool, not agent accuracy (bench/calibration.py).
 """
 
 from __future__ import annotations
@@ -92,15 +94,20 @@ def fake_api(policy: Recorder) -> Iterator[FakeAnthropicAPI]:
                     os.environ[k] = v
 
 
-def config_for(server: Server) -> OptimizeConfig:
+AGENTS = ("sim:lexical", "sim:skim")
+"""The callers whose train episodes made the recorded requests' evidence."""
+
+
+def config_for(server: Server, models: tuple[str, ...]) -> OptimizeConfig:
     return OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks),
-                          models=OFFLINE_MODELS, proposer=CLAUDE_PROPOSER, rounds=1,
+                          models=models, proposer=CLAUDE_PROPOSER, rounds=1,
                           allow_destructive=server.allow_destructive)
 
 
-def run(server: Server, policy: Recorder, runs: Path) -> dict[str, Any]:
+def run(server: Server, policy: Recorder, runs: Path, models: tuple[str, ...] = OFFLINE_MODELS) -> dict[str, Any]:
     with fake_api(policy):
-        return asyncio.run(run_optimize(config_for(server), runs_dir=runs, run_id=server.name.replace("/", "-")))
+        return asyncio.run(run_optimize(config_for(server, models), runs_dir=runs,
+                                        run_id=server.name.replace("/", "-")))
 
 
 def capture(server: Server) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -108,7 +115,7 @@ def capture(server: Server) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     lists them (`catalog`)."""
     policy = Recorder()
     with tempfile.TemporaryDirectory() as tmp:
-        summary = run(server, policy, Path(tmp))
+        summary = run(server, policy, Path(tmp), AGENTS)
         catalog = load_review(Path(summary["run_dir"])).catalog
     if len(policy.requests) != 1:
         raise SystemExit(f"{server.name}: expected one proposer request, saw {len(policy.requests)}")
@@ -180,7 +187,20 @@ def screen(server: Server, overlays: Path | None = None) -> dict[str, Any]:
             "rejected": len(rejected), "reasons": entries, "unfit": log.get("unfit", []),
             "winner_tools_changed": len(review.changes), "winner_scheme": review.winner.scheme,
             "winner_unexposed_names": unexposed(review.catalog, review.winner, names),
-            "leakage_flags": leakage_flags(server, data["answer"], review.catalog)}
+            "leakage_flags": leakage_flags(server, data["answer"], review.catalog),
+            "findability": findability(summary), "tokens": summary["definition_tokens"]["baseline"],
+            "winner_tokens": summary["definition_tokens"]["winner"]}
+
+
+def findability(summary: dict[str, Any]) -> dict[str, str]:
+    """Per reader, held-out "top 1 baseline → winner; top 5 baseline → winner"."""
+    out = {}
+    for model, sides in (summary.get("readers") or {}).get("baseline", {}).items():
+        top1 = [summary[side]["heldout"][model] for side in ("baseline", "winner")]
+        top5 = [sides, summary["readers"]["winner"][model]]
+        out[model] = (f"top 1 {top1[0]['passed']}/{top1[0]['n']} → {top1[1]['passed']}/{top1[1]['n']}; "
+                      f"top 5 {top5[0]['found']}/{top5[0]['n']} → {top5[1]['found']}/{top5[1]['n']}")
+    return out
 
 
 def leakage_flags(server: Server, answer: dict[str, Any], catalog: Catalog) -> dict[str, Any]:

@@ -1,17 +1,17 @@
 """Benchmark: offline `optimize` on every server of the test bed — the bundled examples and the published
-servers in examples/published/ — measured side by side in one run: held-out accuracy baseline → winner per
-offline agent, definition tokens baseline → winner, how many tools the winner changes, the text-rule findings
-it adds (lint's text-* rules; expected 0), the gate, the winner's failed held-out episodes split into a missed
-expected tool (what a definition can still fix) and every expected tool called (arguments, or what the agent would
-have to know), the episodes that changed the server's state (later episodes on that process saw it; see
-bench/isolation.py for `--isolate`), and the wall time. README's test-bed table is this script's output.
+servers in examples/published/ — measured side by side in one run: per offline reader (reader:bm25, the Messages
+API's tool search; reader:embed, a trained embedding router), held-out findability baseline → winner (its top hit
+is the first expected tool; the first expected tool is among its top 5), definition tokens baseline → winner, how
+many tools the winner changes, the text-rule findings it adds (lint's text-* rules; expected 0), the gate, and the
+wall time. README's test-bed table is this script's output.
 
     python bench/testbed.py [--only NAME,…] [--json]
 
-Each row runs the same command README gives for that server (default settings, seed 0), in-process. The
-agents are OFFLINE simulated stand-ins (sim:lexical, sim:skim), not real models. Published servers need the
-installs `.ci/run` makes (.ci/cache/npm, .ci/cache/mcp1-venv, mcp-server-time); a server whose binary is
-missing is listed as skipped.
+Each row runs the same command README gives for that server (default settings, seed 0), in-process. Readers
+measure findability, not agent accuracy (bench/calibration.py gives their agreement with a real model). They call
+nothing, so the rules proposer, which writes only what calls showed, has nothing to write there: the winner is the
+baseline unless something grounded turns up. Published servers need the installs `.ci/run` makes (.ci/cache/npm,
+.ci/cache/mcp1-venv, mcp-server-time); a server whose binary is missing is listed as skipped.
 """
 
 from __future__ import annotations
@@ -31,9 +31,7 @@ from optimizer.config import RunError
 from optimizer.lint.rules_text import added_text_problems
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
 from optimizer.optimize import OptimizeConfig, run_optimize
-from optimizer.optimize.diagnosis import failure_modes
 from optimizer.review import load_review
-from optimizer.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,10 +71,11 @@ def readme_command(readme: Path) -> str:
     return " ".join(match.group(0).split())
 
 
-def measure(server: Server, runs: Path, *, isolate: bool = False) -> dict[str, Any]:
+def measure(server: Server, runs: Path, *, isolate: bool = False,
+            models: tuple[str, ...] = OFFLINE_MODELS) -> dict[str, Any]:
     """One server's row; with `isolate`, the run gives every episode a fresh server (`--isolate`)."""
     config = OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks),
-                            models=OFFLINE_MODELS, allow_destructive=server.allow_destructive, isolate=isolate)
+                            models=models, allow_destructive=server.allow_destructive, isolate=isolate)
     started = time.perf_counter()
     run_id = server.name.replace("/", "-") + ("-isolated" if isolate else "")
     try:
@@ -85,52 +84,38 @@ def measure(server: Server, runs: Path, *, isolate: bool = False) -> dict[str, A
         return {"server": server.name, "command": server.command, "skipped": str(exc).splitlines()[0]}
     wall = time.perf_counter() - started
     heldout = {model: {"baseline": summary["baseline"]["heldout"][model], "winner": summary["winner"]["heldout"][model]}
-               for model in OFFLINE_MODELS}
+               for model in models}
+    recall = {model: {side: summary["readers"][side][model] for side in ("baseline", "winner")}
+              for model in models if model in summary.get("readers", {}).get("baseline", {})}
     tokens = summary["definition_tokens"]
     review = load_review(Path(summary["run_dir"]))
     return {"server": server.name, "command": server.command, "splits": summary["splits"], "heldout": heldout,
-            "tokens": {"baseline": tokens["baseline"], "winner": tokens["winner"],
-                       "ratio": round(tokens["winner"] / max(1, tokens["baseline"]), 2)},
+            "recall_at_5": recall, "tokens": {"baseline": tokens["baseline"], "winner": tokens["winner"],
+                                             "ratio": round(tokens["winner"] / max(1, tokens["baseline"]), 2)},
             "gate": "PASSED" if summary["gate"]["passed"] else "FAILED", "wall_s": round(wall, 1),
+            "changed_tools": len(review.changes), "stop_reason": summary["stop_reason"],
             "changed_state": summary["state"]["changed"], "episodes_run": summary["episodes"]["run"],
-            "changed_tools": len(review.changes),
-            "text_findings_added": added_text_problems(review.catalog, review.winner),
-            "heldout_failures": failure_kinds(Path(summary["run_dir"]), summary["winner"]["candidate"])}
-
-
-def failure_kinds(run_dir: Path, winner: str) -> dict[str, int]:
-    """The winner's failed held-out episodes (both agents): `wrong_tool` missed a tool the task expects (what a
-    definition can still fix); `right_tools` called every expected tool and still failed (the arguments, or what
-    the agent would have to know: no description changes that)."""
-    store = RunStore.open_existing(run_dir.parent, run_dir.name)
-    try:
-        modes = failure_modes(e for e in store.episodes(candidate=winner) if e.split == "heldout")
-    finally:
-        store.close()
-    return {"failed": modes.failed, "wrong_tool": modes.missed_tool, "right_tools": modes.failed - modes.missed_tool}
+            "text_findings_added": added_text_problems(review.catalog, review.winner)}
 
 
 def _cell(side: dict[str, Any]) -> str:
-    return f"{side['passed']}/{side['n']}"
+    return f"{side['passed']}/{side['n']}" if "passed" in side else f"{side['found']}/{side['n']}"
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    head = "| server | tasks (train/held-out) | " + " | ".join(f"{m} held-out" for m in OFFLINE_MODELS)
-    lines = [head + " | definition tokens | tools changed | text findings added | gate | held-out failures: wrong "
-                    "tool / right tools | episodes that changed state | wall s |",
-             "|---" * (len(OFFLINE_MODELS) + 9) + "|"]
+    readers = [f"{m} held-out top 1 | {m} top 5" for m in OFFLINE_MODELS]
+    lines = ["| server | tasks (train/held-out) | " + " | ".join(readers) + " | definition tokens | tools changed | "
+             "text findings added | gate | wall s |", "|---" * (2 * len(OFFLINE_MODELS) + 7) + "|"]
     for row in rows:
         if "skipped" in row:
-            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (len(OFFLINE_MODELS) + 7))
+            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (2 * len(OFFLINE_MODELS) + 5))
             continue
-        cells = [f"{_cell(row['heldout'][m]['baseline'])} → {_cell(row['heldout'][m]['winner'])}"
-                 for m in OFFLINE_MODELS]
+        cells = [f"{_cell(row[key][m]['baseline'])} → {_cell(row[key][m]['winner'])}"
+                 for m in OFFLINE_MODELS for key in ("heldout", "recall_at_5")]
         t = row["tokens"]
         lines.append(f"| {row['server']} | {row['splits']['train']}/{row['splits']['heldout']} | "
                      f"{' | '.join(cells)} | {t['baseline']:,} → {t['winner']:,} ({t['ratio']:.2f}×) | "
-                     f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['gate']} | "
-                     f"{row['heldout_failures']['wrong_tool']} / {row['heldout_failures']['right_tools']} | "
-                     f"{row['changed_state']} of {row['episodes_run']} | {row['wall_s']} |")
+                     f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['gate']} | {row['wall_s']} |")
     return "\n".join(lines)
 
 
@@ -151,7 +136,8 @@ def main() -> None:
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    print("OFFLINE — simulated agents (sim:lexical, sim:skim), rules proposer, default settings, seed 0")
+    print("OFFLINE — readers (findability, not agent accuracy): " + ", ".join(OFFLINE_MODELS)
+          + "; rules proposer, default settings, seed 0")
     print(markdown(rows))
     print()
     for row in rows:

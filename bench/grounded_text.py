@@ -1,0 +1,119 @@
+"""Benchmark: does the offline rules proposer write only what it can ground? For every server of the test bed (and
+any server given with --server/--tasks), one offline `optimize` with the simulated agents as callers (test doubles
+whose calls and errors make the evidence; readers call nothing, so with them there is nothing to read) and the rules
+proposer. Every text the winner adds is then held against the run's own successful tool results and train prompts:
+
+- values: ids, emails, dates, amounts, codes the results or prompts hold (`values.find_values`);
+- names: capitalised words or runs the results hold that the server's own definitions do not (people, places,
+  titles: "Ana", "Dune");
+- leaked phrases: what the leakage guard finds of the train prompts.
+
+    python bench/grounded_text.py [--only NAME,…] [--server CMD --tasks DIR] [--json]
+
+Printed per server: tools the winner changes, texts it adds, and how many hold a value, a name or a leaked phrase
+(expected 0 each), with the texts themselves for a reader to judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from testbed import Server, servers  # noqa: E402
+
+from optimizer.definitions import Candidate, Catalog, ToolEdit  # noqa: E402
+from optimizer.optimize import OptimizeConfig, run_optimize  # noqa: E402
+from optimizer.propose.leakage import leaked_phrases  # noqa: E402
+from optimizer.propose.safety import catalog_text  # noqa: E402
+from optimizer.review import load_review  # noqa: E402
+from optimizer.store import RunStore  # noqa: E402
+from optimizer.tasks import load_tasks  # noqa: E402
+from optimizer.values import find_values  # noqa: E402
+
+AGENTS = ("sim:lexical", "sim:skim")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def added_texts(catalog: Catalog, winner: Candidate) -> list[tuple[str, str]]:
+    """(where, text) for each description or parameter description the winner sets, without the server's own
+    words it keeps in front."""
+    out = []
+    for name, edit in sorted(winner.edits.items()):
+        tool = catalog.get(name)
+        pairs = [(f"{name}", edit.description, tool.description)] if edit.description else []
+        pairs += [(f"{name}.{p}", text, str(tool.properties.get(p, {}).get("description") or ""))
+                  for p, text in sorted((edit or ToolEdit()).parameters.items())]
+        out += [(where, text.removeprefix(old).strip()) for where, text, old in pairs if text]
+    return out
+
+
+def result_texts(run_dir: Path) -> list[str]:
+    store = RunStore.open_existing(run_dir.parent, run_dir.name)
+    try:
+        return [str(c.get("result") or "") for e in store.episodes() for c in e.data.get("calls") or ()
+                if isinstance(c, dict) and not c.get("is_error")]
+    finally:
+        store.close()
+
+
+def measure(server: Server, runs: Path) -> dict[str, Any]:
+    config = OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks), models=AGENTS,
+                            allow_destructive=server.allow_destructive)
+    summary = asyncio.run(run_optimize(config, runs_dir=runs, run_id=server.name.replace("/", "-")))
+    run_dir = Path(summary["run_dir"])
+    review = load_review(run_dir)
+    own = catalog_text(review.catalog)
+    results = result_texts(run_dir)
+    prompts = [t.prompt for t in load_tasks(server.tasks).split("train")]
+    seen_values = {f.value for text in [*results, *prompts] for f in find_values(text, 0) if f.kind != "number"}
+    names = {w for text in results for w in _CAPITALISED.findall(text)} - set(_CAPITALISED.findall(own))
+    texts = added_texts(review.catalog, review.winner)
+    rows = []
+    for where, text in texts:
+        values = sorted(v for v in seen_values if v in text)
+        named = sorted(w for w in names if re.search(rf"\b{re.escape(w)}\b", text))
+        leaked = leaked_phrases(text, prompts, known_text=[own])
+        rows.append({"where": where, "text": text, "values": values, "names": named, "leaked": leaked})
+    return {"server": server.name, "tools_changed": len(review.changes), "texts": rows,
+            "with_value": sum(bool(r["values"]) for r in rows), "with_name": sum(bool(r["names"]) for r in rows),
+            "with_leak": sum(bool(r["leaked"]) for r in rows), "stop_reason": summary["stop_reason"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
+    parser.add_argument("--server", help="a server command to add (with --tasks)")
+    parser.add_argument("--tasks", type=Path, help="its task folder")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+    chosen = [s for s in servers() if not wanted or s.name in wanted]
+    if args.server:
+        launcher = Path(args.server.split()[-1]).resolve()
+        chosen.append(Server(launcher.parent.name or "server", launcher, args.tasks.resolve()))
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [measure(server, Path(tmp)) for server in chosen]
+    if args.json:
+        print(json.dumps(rows, indent=1, ensure_ascii=False))
+        return
+    print("| server | tools changed | texts added | with a value from results or prompts | with a name from "
+          "results | with a leaked phrase |\n|---|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['server']} | {row['tools_changed']} | {len(row['texts'])} | {row['with_value']} | "
+              f"{row['with_name']} | {row['with_leak']} |")
+    for row in rows:
+        print(f"\n{row['server']}:")
+        for text in row["texts"]:
+            flags = " ".join(f"[{k}: {', '.join(text[k])}]" for k in ("values", "names", "leaked") if text[k])
+            print(f"  {text['where']}: {text['text']} {flags}".rstrip())
+
+
+if __name__ == "__main__":
+    main()
