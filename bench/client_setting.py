@@ -13,7 +13,8 @@
    servers in examples/published/, with the settings their READMEs give): held-out recall and passed, baseline
    → winner, side by side.
 
-The agents are OFFLINE simulated stand-ins (sim:lexical, sim:skim), not real models.
+The models are the OFFLINE readers (reader:bm25, reader:embed): what they measure is findability — whether a tool
+search or a router finds the support tool among the tools of both servers — not agent accuracy.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def test_bed() -> list[tuple[str, Path, Path, bool]]:
 
 def show(data: dict[str, Any]) -> None:
     models = list(OFFLINE_MODELS)
-    print("OFFLINE — simulated agents (sim:lexical, sim:skim), rules proposer, seed 0; support example\n")
+    print("OFFLINE — readers (findability, not agent accuracy): " + ", ".join(models) + "; rules proposer, seed 0; "
+          "support example\n")
     print("1. eval beside workspace (held-out / train passed)\n")
     print("| naming | model | alone | in context | cross-server first calls |")
     print("|---|---|---|---|---|")

@@ -38,7 +38,8 @@ from optimizer.tasks import load_tasks  # noqa: E402
 from optimizer.values import find_values  # noqa: E402
 
 AGENTS = ("sim:lexical", "sim:skim")
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+\b")
+"""A capitalised word that does not open the text or a sentence."""
 
 
 def added_texts(catalog: Catalog, winner: Candidate) -> list[tuple[str, str]]:

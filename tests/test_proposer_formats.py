@@ -23,6 +23,12 @@ from optimizer.propose.formats import Format, invent, read_gloss, read_message
     ("station looks wrong (got 'WS-9')", ["WS-9"], ""),
     ("query must be an email address, phone number or customer id", [],  # a list without articles
      "An email address, phone number or customer id."),
+    ("date must be DD/MM/YYYY, e.g. 14/03/2025 (got '12 March')", ["12 March"],  # a pattern is said as it stands
+     "A date, DD/MM/YYYY, e.g. 17/05/2031."),
+    ("month must be MM/YYYY, e.g. 07/2026 (got '2026-07')", ["2026-07"], "A month, MM/YYYY, e.g. 05/2031."),
+    ("an employee id is E- and five digits, e.g. E-00042 (got '42')", ["42"],  # "X is Y": what X is, its shape
+     "An employee id, e.g. E-24680."),
+    ("the account is locked", [], ""),
 ])
 def test_a_validation_message_is_read_for_its_facts_only(message: str, sent: list[str], expected: str) -> None:
     text = read_message(message, sent).text(["Renew LC-20412 for bob by 2030-01-02."], sent)

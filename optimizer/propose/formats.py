@@ -30,6 +30,11 @@ _ASKS = re.compile(r"\b(?:must(?:\s+be|\s+look\s+like)?|should\s+be|expected|exp
 _EXAMPLE = re.compile(r"\s*,?\s*\b(like|such as|e\.g\.|for example|for instance)\s*:?\s*", re.IGNORECASE)
 _TIME = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")
 _ARTICLE = re.compile(r"^(?:an?|the|one|any)\s+", re.IGNORECASE)
+_PATTERN = re.compile(r"\b(?:(?:DD|MM|YYYY|YY)[/.-]){1,2}(?:DD|MM|YYYY|YY)\b")
+"""A date written as its pattern ("DD/MM/YYYY", "MM/YYYY"): said as it stands, with an example in that pattern."""
+_COPULA = re.compile(r"^(?:an?|the)\s+([a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?!not\b)(.+)$", re.IGNORECASE)
+"""A requirement stated as "an employee id is E- and five digits, like E-00042": what it is, then an example of
+its shape ("the account is locked" asks for nothing)."""
 
 
 @dataclass
@@ -86,6 +91,13 @@ def read_message(message: str, sent: Iterable[str]) -> Format:
     for value in sorted({str(v) for v in sent if str(v).strip()}, key=len, reverse=True):
         text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", " ", text)
     text = re.sub(r"([\"'“])[^\"'“”]*[\"'”]", " ", text)  # quoted text is what was sent, not what is asked
+    pattern = _PATTERN.search(text)
+    if pattern and pattern[0] != "YYYY-MM-DD":  # the ISO form reads as "an ISO date" below
+        return Format(alternatives=[Alternative("month" if "DD" not in pattern[0] else "date", "pattern", pattern[0])])
+    copula = _COPULA.match(text.strip())
+    if copula and not _ASKS.search(text):
+        example = (_EXAMPLE.split(copula[2], maxsplit=1) + ["", ""])[2].strip()
+        text = f"must be a {copula[1]} like {example}" if example else text  # a shape shown, or nothing asked
     asked = _ASKS.split(text, maxsplit=1)
     if len(asked) < 2:
         return Format()
@@ -183,7 +195,7 @@ def _shown(kinds: Sequence[Alternative], prompts: Sequence[str], avoid: set[str]
     +2-468-0135 or C-2468" (an email address needs no example among others)."""
     nouns = [a.noun for a in kinds]
     article = "an" if nouns[0][:1].lower() in "aeiou" and not nouns[0].lower().startswith(("us", "uni")) else "a"
-    fixed = FIXED.get(kinds[0].kind, "") if len(kinds) == 1 else ""
+    fixed = (kinds[0].shape if kinds[0].kind == "pattern" else FIXED.get(kinds[0].kind, "")) if len(kinds) == 1 else ""
     fixed = f", {fixed}" if fixed and fixed.lower() not in nouns[0].lower() else ""
     invented = [invent(a.kind, a.shape, prompts, avoid) for a in kinds
                 if examples and (a.kind != "email" or len(kinds) == 1)]
@@ -207,9 +219,18 @@ def invent(kind: str, shape: str, prompts: Sequence[str], avoid: Iterable[str] =
     avoid = {a.lower() for a in avoid} | {shape.lower()}
     base = _path(shape) if kind == "path" else shape
     tries = list(_PLAIN.get(kind, ())) or ([_renumbered(base, shift) for shift in range(10)] if base else [])
+    if kind == "pattern":
+        tries = [_dated(shape, day) for day in _PLAIN["date"]]
     if kind == "path":
         tries.insert(0, base)
     return next((t for t in tries if t.lower() not in avoid and not leaked_phrases(t, prompts)), "")
+
+
+def _dated(pattern: str, day: str) -> str:
+    """An ISO day ("2031-05-17") written in a pattern ("DD/MM/YYYY" -> "17/05/2031")."""
+    year, month, date = day.split("-")
+    parts = {"YYYY": year, "YY": year[2:], "MM": month, "DD": date}
+    return re.sub(r"YYYY|YY|MM|DD", lambda found: parts[found.group(0)], pattern)
 
 
 def _renumbered(value: str, shift: int) -> str:

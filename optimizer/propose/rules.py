@@ -17,6 +17,7 @@ it has nothing to say about keep their edits), deterministic for (catalog, curre
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -131,8 +132,8 @@ def _written(catalog: Catalog, current: Candidate, facts: Mapping[str, Mapping[s
 
 
 def _joined(said: str, fact: str) -> str:
-    """`said` followed by the fact, unless `said` holds every word of it already."""
-    if said and set(terms(fact)) <= set(terms(said)):
+    """`said` followed by the fact, unless `said` holds every word of it (its example aside) already."""
+    if said and set(terms(re.sub(r",?\s*e\.g\..*", "", fact))) <= set(terms(said)):
         return said
     said = said.strip()
     return f"{said if said.endswith(('.', '!', '?')) or not said else said + '.'} {fact}".strip()
