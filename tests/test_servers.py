@@ -236,6 +236,19 @@ def eval_report(run_cli: Callable[..., Any], tmp_path: Path, tasks: Path, *optio
 
 
 @pytest.mark.slow
+def test_an_eval_that_scores_no_episode_exits_2_and_says_why(run_cli: Callable[..., Any], tmp_path: Path) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [
+        {"id": "crash-it", "prompt": "Crash the server", "expect": {"tools": ["crash"]}, "split": "train"}])
+    result = run_cli("eval", "--server", TOY, "--tasks", tasks, "--models", "sim:lexical", "--runs-dir",
+                     tmp_path / "runs", "--run-id", "r1", "--json", "--server-instances", "1")
+    assert result.returncode == 2, result.stderr
+    assert "no episode was scored: all 1 ended in an infrastructure error" in result.stderr
+    report = json.loads(result.stdout)  # the report is still written and printed
+    assert report["episodes"]["infra_errors"] == 1 and report["episodes"]["run"] == 0
+    assert (tmp_path / "runs" / "r1" / "eval.json").exists()
+
+
+@pytest.mark.slow
 def test_eval_crash_is_an_infrastructure_error_retried_and_never_scored(
     run_cli: Callable[..., Any], tmp_path: Path
 ) -> None:

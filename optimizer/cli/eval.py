@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any
 
+import typer
+
 from optimizer.cli.common import err, exits_on_errors, fail, out, resume_overrides, run_job
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
@@ -46,3 +48,9 @@ def eval_command(**options: Any) -> None:
         sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
     else:
         print_eval(out, report)
+    episodes = report["episodes"]
+    if episodes["infra_errors"] and not episodes["run"] + episodes["cached"]:
+        err.print(f"[red]error:[/] no episode was scored: all {episodes['infra_errors']} ended in an infrastructure "
+                  f"error (the server or a model failed; see {report.get('run_dir') or 'the run directory'}'s "
+                  "server.log and transcripts)", soft_wrap=True)
+        raise typer.Exit(2)
