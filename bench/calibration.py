@@ -11,7 +11,7 @@ the query) and `embed` (wordllama's trained embeddings, as a semantic router ran
 project's offline readers — and the simulated agents `sim:lexical` and `sim:skim`, which are test doubles, shown
 for comparison only.
 
-    python bench/calibration.py [--json] [--markdown]
+    python bench/calibration.py [--json]
 """
 
 from __future__ import annotations

@@ -115,8 +115,8 @@ def main() -> None:
     if as_json:
         print(json.dumps(measured, indent=2))
         return
-    print("OFFLINE — stand-in generator (no model), seed 0; baseline accuracy of the OFFLINE simulated agents on "
-          "the generated set, train and held-out together")
+    print("OFFLINE — stand-in generator (no model), seed 0; baseline findability of the OFFLINE readers (top "
+          "hit) on the generated set, train and held-out together")
     print(markdown(measured))
 
 

@@ -10,8 +10,10 @@ proposer. Every text the winner adds is then held against the run's own successf
 
     python bench/grounded_text.py [--only NAME,…] [--server CMD --tasks DIR] [--json]
 
-Printed per server: tools the winner changes, texts it adds, and how many hold a value, a name or a leaked phrase
-(expected 0 each), with the texts themselves for a reader to judge.
+The same check runs on every text of every candidate the rules proposer writes from the run's baseline episodes
+(round one's proposals, most of which the simulated agents cannot tell from the baseline, so they seldom win).
+Printed per server: tools the winner changes, texts it adds, texts proposed, and how many hold a value, a name or
+a leaked phrase (expected 0 each), with the proposed texts themselves for a reader to judge.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from testbed import Server, servers  # noqa: E402
 
 from optimizer.definitions import Candidate, Catalog, ToolEdit  # noqa: E402
 from optimizer.optimize import OptimizeConfig, run_optimize  # noqa: E402
+from optimizer.propose.evidence import build_evidence  # noqa: E402
 from optimizer.propose.leakage import leaked_phrases  # noqa: E402
+from optimizer.propose.rules import RulesProposer  # noqa: E402
 from optimizer.propose.safety import catalog_text  # noqa: E402
 from optimizer.review import load_review  # noqa: E402
-from optimizer.store import RunStore  # noqa: E402
+from optimizer.store import RunStore, StoredEpisode  # noqa: E402
 from optimizer.tasks import load_tasks  # noqa: E402
 from optimizer.values import find_values  # noqa: E402
 
@@ -51,17 +55,23 @@ def added_texts(catalog: Catalog, winner: Candidate) -> list[tuple[str, str]]:
         pairs = [(f"{name}", edit.description, tool.description)] if edit.description else []
         pairs += [(f"{name}.{p}", text, str(tool.properties.get(p, {}).get("description") or ""))
                   for p, text in sorted((edit or ToolEdit()).parameters.items())]
-        out += [(where, text.removeprefix(old).strip()) for where, text, old in pairs if text]
+        out += [(where, text.removeprefix(old).lstrip(". ").strip()) for where, text, old in pairs if text]
     return out
 
 
-def result_texts(run_dir: Path) -> list[str]:
+def baseline_episodes(run_dir: Path, candidate: str) -> list[StoredEpisode]:
     store = RunStore.open_existing(run_dir.parent, run_dir.name)
     try:
-        return [str(c.get("result") or "") for e in store.episodes() for c in e.data.get("calls") or ()
-                if isinstance(c, dict) and not c.get("is_error")]
+        return list(store.episodes(candidate=candidate))
     finally:
         store.close()
+
+
+def proposed(catalog: Catalog, episodes: list[StoredEpisode], tasks_dir: Path) -> list[tuple[str, str]]:
+    """Every text of every candidate the rules proposer writes from these episodes (round one's evidence)."""
+    evidence = build_evidence(episodes, {t.id: t for t in load_tasks(tasks_dir).tasks})
+    candidates = asyncio.run(RulesProposer().propose(catalog, Candidate(), evidence, k=8, seed=0))
+    return sorted({pair for candidate in candidates for pair in added_texts(catalog, candidate)})
 
 
 def measure(server: Server, runs: Path) -> dict[str, Any]:
@@ -71,20 +81,23 @@ def measure(server: Server, runs: Path) -> dict[str, Any]:
     run_dir = Path(summary["run_dir"])
     review = load_review(run_dir)
     own = catalog_text(review.catalog)
-    results = result_texts(run_dir)
+    episodes = baseline_episodes(run_dir, summary["baseline"]["candidate"])
+    results = [str(c.get("result") or "") for e in episodes for c in e.data.get("calls") or ()
+               if isinstance(c, dict) and not c.get("is_error")]
     prompts = [t.prompt for t in load_tasks(server.tasks).split("train")]
     seen_values = {f.value for text in [*results, *prompts] for f in find_values(text, 0) if f.kind != "number"}
     names = {w for text in results for w in _CAPITALISED.findall(text)} - set(_CAPITALISED.findall(own))
-    texts = added_texts(review.catalog, review.winner)
-    rows = []
-    for where, text in texts:
-        values = sorted(v for v in seen_values if v in text)
-        named = sorted(w for w in names if re.search(rf"\b{re.escape(w)}\b", text))
-        leaked = leaked_phrases(text, prompts, known_text=[own])
-        rows.append({"where": where, "text": text, "values": values, "names": named, "leaked": leaked})
-    return {"server": server.name, "tools_changed": len(review.changes), "texts": rows,
-            "with_value": sum(bool(r["values"]) for r in rows), "with_name": sum(bool(r["names"]) for r in rows),
-            "with_leak": sum(bool(r["leaked"]) for r in rows), "stop_reason": summary["stop_reason"]}
+    def judged(texts: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [{"where": where, "text": text, "values": sorted(v for v in seen_values if v in text),
+                 "names": sorted(w for w in names if re.search(rf"\b{re.escape(w)}\b", text)),
+                 "leaked": leaked_phrases(text, prompts, known_text=[own])} for where, text in texts]
+
+    rows = judged(added_texts(review.catalog, review.winner))
+    offered = judged(proposed(review.catalog, episodes, server.tasks))
+    return {"server": server.name, "tools_changed": len(review.changes), "texts": rows, "proposed": offered,
+            **{f"with_{kind}": sum(bool(r[key]) for r in [*rows, *offered])
+               for kind, key in (("value", "values"), ("name", "names"), ("leak", "leaked"))},
+            "stop_reason": summary["stop_reason"]}
 
 
 def main() -> None:
@@ -104,14 +117,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=1, ensure_ascii=False))
         return
-    print("| server | tools changed | texts added | with a value from results or prompts | with a name from "
-          "results | with a leaked phrase |\n|---|---|---|---|---|---|")
+    print("| server | tools the winner changes | texts it adds | texts proposed | with a value from results or prompts "
+          "| with a name from results | with a leaked phrase |\n|---|---|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['server']} | {row['tools_changed']} | {len(row['texts'])} | {row['with_value']} | "
-              f"{row['with_name']} | {row['with_leak']} |")
+        print(f"| {row['server']} | {row['tools_changed']} | {len(row['texts'])} | {len(row['proposed'])} | "
+              f"{row['with_value']} | {row['with_name']} | {row['with_leak']} |")
     for row in rows:
-        print(f"\n{row['server']}:")
-        for text in row["texts"]:
+        print(f"\n{row['server']} (proposed; the winner's are among them):")
+        for text in row["proposed"]:
             flags = " ".join(f"[{k}: {', '.join(text[k])}]" for k in ("values", "names", "leaked") if text[k])
             print(f"  {text['where']}: {text['text']} {flags}".rstrip())
 
