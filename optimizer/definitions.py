@@ -276,7 +276,10 @@ def _with_parameter_descriptions(tool: ToolDef, parameters: Mapping[str, str],
         node = _property_node(schema, path.split("."))
         if node is None:
             raise DefinitionError(f"{tool.name} has no parameter {path!r}")
-        node["description"] = text
+        if text:
+            node["description"] = text
+        else:  # "" removes the description (a shrink's cut)
+            node.pop("description", None)
     if aliases:
         for _, node in parameter_paths(schema):
             if isinstance(node.get("description"), str):

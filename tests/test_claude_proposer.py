@@ -357,7 +357,7 @@ def test_usage_and_history_accumulate_over_calls(api: FakeAnthropicAPI) -> None:
 
 @pytest.mark.parametrize("lint", [LINT, []])
 def test_the_template_renders_every_placeholder(lint: Sequence[dict[str, Any]]) -> None:
-    assert set(PLACEHOLDER.findall(load_prompt("propose"))) == {"catalog", "evidence", "lint", "k"}
+    assert set(PLACEHOLDER.findall(load_prompt("propose"))) == {"catalog", "evidence", "lint", "k", "goal"}
     text = build_prompt(CATALOG, Candidate(), build_evidence(EPISODES, TASKS, lint=lint), 4)
     assert not PLACEHOLDER.search(text) and "4 candidates" in text
     assert ("No lint findings." in text) == (not lint)

@@ -89,7 +89,10 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     for sentence in data["diagnosis"]["heldout_winner"]["sentences"] if stalled else []:
         console.print(f"why: {sentence}", soft_wrap=True)
     tokens = data["definition_tokens"]
-    console.print(f"definition tokens {tokens['baseline']} → {tokens['winner']}; stopped: {data['stop_reason']}")
+    saved = tokens.get("saved_per_1000_requests", 0)
+    per_thousand = f" ({abs(saved):,} {'saved' if saved >= 0 else 'added'} per 1,000 requests)" if saved else ""
+    console.print(f"definition tokens {tokens['baseline']} → {tokens['winner']}{per_thousand}; goal: "
+                  f"{data.get('goal', 'accuracy')}; stopped: {data['stop_reason']}")
     if data["state"]["note"]:
         console.print(f"state: {escape(data['state']['note'])}", soft_wrap=True)
     run_dir = data["run_dir"]

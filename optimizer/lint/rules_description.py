@@ -3,15 +3,18 @@ mechanics-recovery, size-empty, size-thin, size-long and size-tokens.
 
 Contracts:
 - Checks read one tool definition only; no model, no network, deterministic.
-- `definition_tokens` is the local token estimate of a whole definition (`estimate_tokens` over its
-  canonical JSON); the engine passes it to `check_tokens` and reports it per tool.
+- `definition_tokens` is the local token estimate of what a request carries for a tool (`estimate_tokens` over the
+  compact JSON of its name, description and input schema, as the Messages API's `tools` entries hold them; titles,
+  annotations and output schemas are not sent to the model); the engine passes it to `check_tokens` and reports it
+  per tool.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-from optimizer.definitions import ToolDef, canonical_json
+from optimizer.definitions import ToolDef
 from optimizer.lint.findings import Finding, Rule, Severity, finding, rule
 from optimizer.lint.vocabulary import canon, name_words, vocab
 from optimizer.text import estimate_tokens, first_sentence, stem, terms
@@ -175,8 +178,10 @@ def check_tokens(tool: ToolDef, tokens: int) -> list[Finding]:
 
 
 def definition_tokens(tool: ToolDef) -> int:
-    """Local estimate of what the definition costs a model: `estimate_tokens` over its canonical JSON."""
-    return estimate_tokens(canonical_json(tool.canonical()))
+    """Local estimate of what the definition costs every request: `estimate_tokens` over the compact JSON of the
+    name, description and input schema a request's `tools` entry holds."""
+    sent = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+    return estimate_tokens(json.dumps(sent, ensure_ascii=False, separators=(",", ":")))
 
 
 def _clip(text: str, limit: int) -> str:

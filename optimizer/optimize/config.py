@@ -11,6 +11,9 @@ from pydantic import Field
 from optimizer.config import EvalConfig, RunError
 from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, OFFLINE_DEFAULT
 
+SHRINK_MARGIN = 0.1
+"""The non-inferiority margin of a shrink's gate when --margin is not given: a drop of 10 points or more regresses."""
+
 
 class OptimizeConfig(EvalConfig):
     """Settings of one optimization run (everything `eval` takes, plus the search)."""
@@ -21,6 +24,13 @@ class OptimizeConfig(EvalConfig):
     candidates: int = Field(4, ge=1, description="Candidates proposed per round.")
     chunks: int = Field(3, ge=1, description="Growing chunks of train tasks; hopeless trials stop early.")
     max_episodes: int | None = Field(None, ge=1, description="Stop proposing after this many episodes.")
+    goal: Literal["accuracy", "shrink"] = Field("accuracy", description="accuracy: the most accurate definitions "
+                                                "(fewer tokens on ties). shrink: the smallest definitions whose "
+                                                "train accuracy is within the noise of the server's own for every "
+                                                "model; proposers cut what a model does not need, the search "
+                                                "trades accuracy against tokens, and the gate tests non-inferiority "
+                                                f"(--margin, default {SHRINK_MARGIN:g}) and fails a significant "
+                                                "drop.")
     objective: Literal["mean", "min"] = Field("mean", description="mean: mean train accuracy over models; min: the "
                                               "worst model's.")
     pareto: bool = Field(False, description="Search accuracy against definition tokens and report the front.")
@@ -46,6 +56,15 @@ class OptimizeConfig(EvalConfig):
     storage: str | None = Field(None, description="Optuna storage URL (default: the run's SQLite file).")
     source: str | None = Field(None, description="The server's source directory: also write source.patch, the "
                                "winner's texts rewritten where they stand in the code (for git apply).")
+
+
+def gate_settings(config: OptimizeConfig) -> tuple[float | None, float | None]:
+    """(max_drop, margin) the gate uses: as given; for a shrink, the non-inferiority margin SHRINK_MARGIN when none
+    is given, and no --max-drop of its own unless one is set (a drop fails when significant, or the margin or
+    more)."""
+    if config.goal != "shrink":
+        return config.max_drop, config.margin
+    return (config.max_drop or None), (config.margin or SHRINK_MARGIN)
 
 
 def default_models(*, offline: bool, models: Sequence[str] | None) -> tuple[str, ...]:

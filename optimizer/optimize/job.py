@@ -24,7 +24,7 @@ from optimizer.evaluate import Progress
 from optimizer.gate import judge
 from optimizer.harness import open_harness
 from optimizer.lint import findings_as_evidence, lint
-from optimizer.optimize.config import OptimizeConfig
+from optimizer.optimize.config import OptimizeConfig, gate_settings
 from optimizer.optimize.outputs import split_table, write_outputs
 from optimizer.optimize.repair import repair_round
 from optimizer.optimize.rounds import (
@@ -36,6 +36,7 @@ from optimizer.optimize.rounds import (
     score,
     search_round,
     select,
+    select_smaller,
     stop_reason,
 )
 from optimizer.optimize.screening import Screen, accepted_of
@@ -44,6 +45,9 @@ from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.tasks import Task
 
+NOTHING_REDUNDANT = ("nothing more the offline proposer can prove redundant (a sentence that repeats the name or "
+                     "another sentence, a parameter description that repeats its name or schema); a Claude --proposer "
+                     "cuts further")
 NOTHING_GROUNDED = ("nothing grounded to write: the rules proposer states only what calls showed (validation errors, "
                     "units) and readers call nothing; agents (--models) or a Claude --proposer give it more")
 
@@ -57,7 +61,7 @@ async def run_optimize(
     async with open_harness(config, OptimizeConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
                             overrides=overrides, progress=progress) as run:
         try:
-            proposer = load_proposer(run.config.proposer, run.providers)
+            proposer = load_proposer(run.config.proposer, run.providers, goal=run.config.goal)
         except ProposerError as exc:
             raise RunError(str(exc)) from None
         if on_start is not None:
@@ -106,7 +110,8 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
         log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report)
         rounds.append(log)
         if not accepted:
-            stop = log.proposer.get("error") or (NOTHING_GROUNDED if proposer.offline and not proposals
+            silent = NOTHING_REDUNDANT if config.goal == "shrink" else NOTHING_GROUNDED
+            stop = log.proposer.get("error") or (silent if proposer.offline and not proposals
                                                  else "no valid candidates were proposed")
             break
         run.stage(f"round {number}: search ({config.trials} trials at most)", config.trials * len(train) * per_task)
@@ -116,7 +121,8 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
             stop = "no candidate the search made passed the final screen"
             break
         front.update({member.candidate.key: member.candidate for member in searched.front})
-        chosen = await select(run, searched, best, train, log)
+        chosen = (await select_smaller(run, searched, baseline, best, train, log) if config.goal == "shrink"
+                  else await select(run, searched, best, train, log))
         if chosen.candidate.key != best.candidate.key:
             best = chosen
             log.improved = True
@@ -127,8 +133,9 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     run.stage("held-out gate: baseline and winner", 2 * len(heldout) * per_task)
     before = await run.evaluate(baseline.candidate, heldout, epochs=config.epochs)
     after = await run.evaluate(best.candidate, heldout, epochs=config.epochs)
-    passed, verdicts = judge(run.model_ids, before.episodes, after.episodes, max_drop=config.max_drop,
-                             alpha=config.alpha, seed=config.seed, margin=config.margin,
+    max_drop, margin = gate_settings(config)
+    passed, verdicts = judge(run.model_ids, before.episodes, after.episodes, max_drop=max_drop,
+                             alpha=config.alpha, seed=config.seed, margin=margin,
                              fail_on_inconclusive=config.fail_on == "inconclusive")
     alone = None
     if run.context:  # chosen in context; say how it does where the server stands alone too (not used to choose)

@@ -12,6 +12,7 @@ from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.evaluation import reading_recall
 from optimizer.files import atomic_write
 from optimizer.models.reader import ToolRanker
+from optimizer.optimize.config import gate_settings
 from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.report_html import write_report_html
 from optimizer.optimize.report_md import report_markdown
@@ -130,10 +131,12 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "splits": run.taskset.counts(),
         "baseline": _side(outcome.baseline, outcome.heldout_before, models),
         "winner": _side(outcome.winner, outcome.heldout_after, models),
-        "gate": {"passed": outcome.gate_passed, "max_drop": config.max_drop, "alpha": config.alpha,
-                 "margin": config.margin, "fail_on": config.fail_on,
+        "goal": config.goal,
+        "gate": {"passed": outcome.gate_passed, "max_drop": gate_settings(config)[0], "alpha": config.alpha,
+                 "margin": gate_settings(config)[1], "fail_on": config.fail_on,
                  "models": {v.model: v.to_json() for v in outcome.verdicts}},
         "definition_tokens": {"baseline": outcome.baseline.tokens, "winner": outcome.winner.tokens,
+                              "saved_per_1000_requests": (outcome.baseline.tokens - outcome.winner.tokens) * 1000,
                               "per_tool": _tokens_by_tool(outcome)},
         "episodes": outcome.episodes,
         "state": state_report(outcome.episodes.get("changed_state", 0), outcome.episodes["run"],

@@ -18,7 +18,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
         lines += [f"**{offline_banner(data['models'])}**", ""]
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
-              f"stopped: {data['stop_reason']}", ""]
+              f"goal: {data.get('goal', 'accuracy')} · stopped: {data['stop_reason']}", ""]
     lines += [data["state"]["note"], ""] if data["state"]["note"] else []
     lines += _accuracy_section(data) + _readers_section(data) + _context_section(data) + _search_section(data)
     lines += _gate_section(data)
@@ -28,7 +28,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += _confusion_section(outcome)
     lines += ["## Definition changes", "",
               f"Definition tokens: {data['definition_tokens']['baseline']} → {data['definition_tokens']['winner']}"
-              f" (estimated). Namespace: {data['winner']['namespace']}.", ""]
+              f" (estimated; {_saved(data['definition_tokens'])}). Namespace: {data['winner']['namespace']}.", ""]
     lines += _tokens_section(data)
     lines += ["```diff", patch.rstrip("\n") or "(no changes)", "```", ""]
     if data.get("source_patch"):
@@ -38,6 +38,12 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
         lines += [f"- not located: {_quoted(item)}" for item in sp["unlocated"]] + ([""] if sp["unlocated"] else [])
     lines += _cost_section(data)
     return "\n".join(lines)
+
+
+def _saved(tokens: dict[str, Any]) -> str:
+    """Tokens saved (or added) per 1,000 requests, in words."""
+    saved = tokens.get("saved_per_1000_requests", (tokens["baseline"] - tokens["winner"]) * 1000)
+    return f"{abs(saved):,} tokens {'saved' if saved >= 0 else 'added'} per 1,000 requests"
 
 
 def _cost_section(data: dict[str, Any]) -> list[str]:

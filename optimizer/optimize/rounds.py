@@ -152,9 +152,43 @@ async def select(
     return chosen
 
 
+async def select_smaller(
+    run: OptimizeRun, outcome: SearchResult, baseline: Scored, current: Scored, train: Sequence[Task], log: RoundLog
+) -> Scored:
+    """A shrink's pick: the smallest of the round's accuracy-vs-tokens front (and the current best) whose train
+    results are within the noise of the BASELINE's for every model (`stats.within_noise`, paired per task, at most
+    `config.token_tolerance` standard errors below). Returns `current` when nothing smaller qualifies. Fills
+    `log.front`."""
+    members = {m.candidate.key: (m.candidate, m.accuracy, m.tokens) for m in outcome.front}
+    members.setdefault(current.candidate.key, (current.candidate, current.accuracy, current.tokens))
+    entries = {key: {"candidate": key, "accuracy": accuracy, "tokens": tokens, "current": key == current.candidate.key,
+                     "within_noise": None, "selected": False} for key, (_, accuracy, tokens) in members.items()}
+    chosen = current
+    reference = outcomes_by_item(baseline.result)
+    for key, (candidate, _, tokens) in sorted(members.items(), key=lambda item: (item[1][2], item[0])):
+        if tokens >= current.tokens:
+            break
+        scored = await score(run, candidate, train)
+        items = outcomes_by_item(scored.result)
+        entries[key]["within_noise"] = all(
+            within_noise(_of(reference, model), _of(items, model), run.config.token_tolerance)
+            for model in run.model_ids)
+        if entries[key]["within_noise"]:
+            chosen = scored
+            break
+    entries[chosen.candidate.key]["selected"] = True
+    log.front = sorted(entries.values(), key=lambda e: (e["tokens"], -e["accuracy"]))
+    return chosen
+
+
+def _of(items: dict[str, list[bool]], model: str) -> dict[str, list[bool]]:
+    """The paired items of one model (`model/task` keys)."""
+    return {key: runs for key, runs in items.items() if key.startswith(f"{model}/")}
+
+
 def stop_reason(best: Scored, run: OptimizeRun) -> str | None:
     """Why no further round should start, or None."""
-    if best.accuracy >= 1.0 - 1e-12:
+    if best.accuracy >= 1.0 - 1e-12 and run.config.goal != "shrink":
         return "train accuracy reached 100%"
     limit = run.config.max_episodes
     if limit is not None and run.episodes["run"] >= limit:
@@ -215,7 +249,8 @@ async def search_round(
     context = {"runs_dir": str(run.store.dir.parent.resolve()), "run_id": run.store.run_id}
     outcome = await search(pool_from(best.candidate, accepted), accepted, make_objective(run, train),
                            SearchConfig(trials=config.trials, chunks=len(chunks), seed=config.seed,
-                                        pareto=config.pareto, storage=storage, context=context,
+                                        pareto=config.pareto or config.goal == "shrink", storage=storage,
+                                        context=context,
                                         study_name=f"optimize-{run.store.run_id}", round=number))
     log.trials = len(outcome.trials)
     log.pruned = sum(not t.complete for t in outcome.trials)

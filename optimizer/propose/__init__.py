@@ -11,13 +11,15 @@ class ProposerError(ValueError):
     """A proposer name that names no proposer, or a retired model."""
 
 
-def load_proposer(name: str, providers: Providers) -> Proposer:
-    """The proposer a name gives: `rules`, or a Claude model on `providers`' shared Messages client. Raises
-    ProposerError for an unknown name or a retired model, ModelAccessError without a key."""
+def load_proposer(name: str, providers: Providers, *, goal: str = "accuracy") -> Proposer:
+    """The proposer a name gives, working towards `goal` ("accuracy" or "shrink"): `rules`, or a Claude model on
+    `providers`' shared Messages client. Raises ProposerError for an unknown name or a retired model,
+    ModelAccessError without a key."""
     if name == "rules":
         from optimizer.propose.rules import RulesProposer
+        from optimizer.propose.shrink import ShrinkProposer
 
-        return RulesProposer()
+        return ShrinkProposer() if goal == "shrink" else RulesProposer()
     if is_claude(name):
         from optimizer.propose.claude import ClaudeProposer
 
@@ -26,5 +28,5 @@ def load_proposer(name: str, providers: Providers) -> Proposer:
             check_model_name(model)
         except ValueError as exc:
             raise ProposerError(f"--proposer: {exc}") from None
-        return ClaudeProposer(model, providers.anthropic())
+        return ClaudeProposer(model, providers.anthropic(), goal=goal)
     raise ProposerError(f"unknown proposer {name!r}: use rules (offline) or a Claude model such as {CLAUDE_PROPOSER}")

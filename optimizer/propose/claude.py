@@ -95,10 +95,12 @@ class ClaudeProposer:
 
     offline = False
 
-    def __init__(self, model: str, client: MessagesClient, *, max_tokens: int = 16000) -> None:
-        """Raises ModelSpecError for a deprecated model name."""
+    def __init__(self, model: str, client: MessagesClient, *, max_tokens: int = 16000, goal: str = "accuracy") -> None:
+        """Raises ModelSpecError for a deprecated model name. `goal` "shrink" asks for fewer tokens at the same
+        accuracy (prompts/goal_shrink.md)."""
         check_model_name(model)
         self.name = model
+        self.goal = goal
         self.client = client
         self.max_tokens = max_tokens
         self.usage = Usage()
@@ -184,7 +186,8 @@ class ClaudeProposer:
             "tools": [submit_tool(catalog, k)],
             "tool_choice": {"type": "tool", "name": TOOL_NAME},
             "messages": [{"role": "user", "content": [{"type": "text",
-                                                       "text": build_prompt(catalog, current, evidence, k)}]}],
+                                                       "text": build_prompt(catalog, current, evidence, k,
+                                                                            self.goal)}]}],
         }
 
     async def _create(self, params: dict[str, Any], stats: ProposalStats) -> Reply:
@@ -240,11 +243,13 @@ def submit_tool(catalog: Catalog, k: int) -> dict[str, Any]:
     }
 
 
-def build_prompt(catalog: Catalog, current: Candidate, evidence: Evidence, k: int) -> str:
-    """`prompts/propose.md` rendered for this catalog, current candidate, evidence and k."""
+def build_prompt(catalog: Catalog, current: Candidate, evidence: Evidence, k: int, goal: str = "accuracy") -> str:
+    """`prompts/propose.md` rendered for this catalog, current candidate, evidence and k; with goal "shrink", the
+    section of prompts/goal_shrink.md before what to submit."""
     text, lint = split_lint(evidence)
     return render(load_prompt("propose"), catalog=fence("catalog", catalog_json(catalog, current)),
-                  evidence=text or "(no train episodes yet)", lint=lint, k=str(k))
+                  evidence=text or "(no train episodes yet)", lint=lint, k=str(k),
+                  goal=load_prompt("goal_shrink") if goal == "shrink" else "")
 
 
 def catalog_json(catalog: Catalog, current: Candidate) -> str:
