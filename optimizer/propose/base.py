@@ -80,6 +80,50 @@ class Proposer(Protocol):
         ...
 
 
+class OfflineProposer:
+    """The loop of a deterministic offline proposer: it tries its ways of writing (`ways`, each with a `summary()`)
+    in an order the seed rotates, and keeps up to k distinct candidates, none equal to `current`. A subclass gives
+    `write(way, catalog, current, evidence)`."""
+
+    name = "rules"
+    offline = True
+
+    def __init__(self, ways: Sequence[Any]) -> None:
+        self.ways = tuple(ways)
+        self._why: dict[str, str] = {}
+
+    async def propose(
+        self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
+    ) -> list[Candidate]:
+        self.prepare(catalog, current, evidence)
+        start = seed % len(self.ways)
+        out: list[Candidate] = []
+        keys = {current.key}
+        for way in [*self.ways[start:], *self.ways[:start]]:
+            if len(out) >= k:
+                break
+            candidate = self.write(way, catalog, current, evidence)
+            if candidate.key not in keys:
+                keys.add(candidate.key)
+                out.append(candidate)
+                self._why[candidate.key] = way.summary()
+        return out
+
+    def prepare(self, catalog: Catalog, current: Candidate, evidence: Evidence) -> None:
+        """Read what every way needs, once per `propose` (nothing by default)."""
+
+    def write(self, way: Any, catalog: Catalog, current: Candidate, evidence: Evidence) -> Candidate:
+        raise NotImplementedError
+
+    def last_report(self) -> dict[str, Any]:
+        """Nothing to report: no requests, no cost."""
+        return {}
+
+    def rationale(self, key: str) -> str | None:
+        """Which way of writing made the candidate."""
+        return self._why.get(key)
+
+
 @runtime_checkable
 class RepairingProposer(Protocol):
     """A proposer that can rewrite tool edits the screen rejected (a model proposer; the offline one screens its own

@@ -20,11 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolEdit
 from optimizer.mentions import mentioned
-from optimizer.propose.base import EpisodeSeen, Evidence
+from optimizer.propose.base import EpisodeSeen, Evidence, OfflineProposer
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.parameters import parameter_facts
 from optimizer.text import terms
@@ -47,46 +46,23 @@ class Variant:
 VARIANTS = (Variant(), Variant(examples=False), Variant(scope="failing"), Variant(examples=False, scope="failing"))
 
 
-class RulesProposer:
-    """Deterministic, offline proposer (see the module docstring)."""
-
-    name = "rules"
-    offline = True
+class RulesProposer(OfflineProposer):
+    """Deterministic, offline proposer (see the module docstring); the seed rotates the variants."""
 
     def __init__(self, variants: Sequence[Variant] = VARIANTS) -> None:
-        self.variants = tuple(variants)
-        self._why: dict[str, str] = {}
+        super().__init__(variants)
 
-    async def propose(
-        self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
-    ) -> list[Candidate]:
-        """Up to k distinct candidates, none equal to `current`; the seed rotates the variant order."""
-        episodes = [*evidence.failures, *evidence.successes]
-        prompts = sorted({p for ps in evidence.prompts_by_tool.values() for p in ps} | {e.prompt for e in episodes})
-        failing = {t for e in evidence.failures for t in (*e.expected_tools[:1], *e.chosen_tools[:1])}
-        pointers = replacements(catalog, episodes)
-        start = seed % len(self.variants)
-        out: list[Candidate] = []
-        keys = {current.key}
-        for variant in [*self.variants[start:], *self.variants[:start]]:
-            if len(out) >= k:
-                break
-            facts = parameter_facts(catalog, episodes, prompts, examples=variant.examples)
-            scope = failing if variant.scope == "failing" else set(catalog.names)
-            candidate = _written(catalog, current, facts, pointers, scope, prompts)
-            if candidate.key not in keys:
-                keys.add(candidate.key)
-                out.append(candidate)
-                self._why[candidate.key] = variant.summary()
-        return out
+    def prepare(self, catalog: Catalog, current: Candidate, evidence: Evidence) -> None:
+        self.episodes = [*evidence.failures, *evidence.successes]
+        self.prompts = sorted({p for ps in evidence.prompts_by_tool.values() for p in ps}
+                              | {e.prompt for e in self.episodes})
+        self.failing = {t for e in evidence.failures for t in (*e.expected_tools[:1], *e.chosen_tools[:1])}
+        self.pointers = replacements(catalog, self.episodes)
 
-    def last_report(self) -> dict[str, Any]:
-        """Nothing to report: no requests, no cost."""
-        return {}
-
-    def rationale(self, key: str) -> str | None:
-        """Which way of writing made the candidate (`Variant.summary`)."""
-        return self._why.get(key)
+    def write(self, way: Variant, catalog: Catalog, current: Candidate, evidence: Evidence) -> Candidate:
+        facts = parameter_facts(catalog, self.episodes, self.prompts, examples=way.examples)
+        scope = self.failing if way.scope == "failing" else set(catalog.names)
+        return _written(catalog, current, facts, self.pointers, scope, self.prompts)
 
 
 def replacements(catalog: Catalog, episodes: Sequence[EpisodeSeen]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply, parameter_paths
-from optimizer.propose.base import Evidence
+from optimizer.propose.base import Evidence, OfflineProposer
 from optimizer.text import sentences, terms
 
 SCHEMA_WORDS = frozenset(terms("string number integer boolean array object list of required optional default "
@@ -48,41 +48,16 @@ class Cut:
 CUTS = (Cut(catalog=True), Cut(), Cut(parameters=False), Cut(sentences=False))
 
 
-class ShrinkProposer:
-    """Deterministic, offline proposer of the shrink goal (see the module docstring)."""
-
-    name = "rules"
-    offline = True
+class ShrinkProposer(OfflineProposer):
+    """Deterministic, offline proposer of the shrink goal (see the module docstring); the seed rotates the cuts."""
 
     def __init__(self, cuts: Sequence[Cut] = CUTS) -> None:
-        self.cuts = tuple(cuts)
-        self._why: dict[str, str] = {}
+        super().__init__(cuts)
 
-    async def propose(
-        self, catalog: Catalog, current: Candidate, evidence: Evidence, *, k: int, seed: int
-    ) -> list[Candidate]:
-        """Up to k distinct candidates, none equal to `current`; the seed rotates the order of the cuts."""
+    def write(self, way: Cut, catalog: Catalog, current: Candidate, evidence: Evidence) -> Candidate:
         shown = apply(catalog, replace(current, scheme="none"))
         tools = {original.name: tool for original, tool in zip(catalog.tools, shown.tools, strict=True)}
-        start = seed % len(self.cuts)
-        out: list[Candidate] = []
-        keys = {current.key}
-        for cut in [*self.cuts[start:], *self.cuts[:start]]:
-            if len(out) >= k:
-                break
-            candidate = _cut(catalog, current, tools, cut)
-            if candidate.key not in keys:
-                keys.add(candidate.key)
-                out.append(candidate)
-                self._why[candidate.key] = cut.summary()
-        return out
-
-    def last_report(self) -> dict[str, Any]:
-        """Nothing to report: no requests, no cost."""
-        return {}
-
-    def rationale(self, key: str) -> str | None:
-        return self._why.get(key)
+        return _cut(catalog, current, tools, way)
 
 
 def _cut(catalog: Catalog, current: Candidate, shown: Mapping[str, ToolDef], cut: Cut) -> Candidate:
