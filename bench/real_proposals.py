@@ -5,6 +5,7 @@ local fake Messages API.
     python bench/real_proposals.py capture [--only NAME,…]   # write each server's request (kept if answered)
     python bench/real_proposals.py answer NAME ANSWER.json    # store a model's answer (the tool call's input)
     python bench/real_proposals.py screen [--only NAME,…] [--json] [--overlays DIR]
+    (each with --goal shrink: a shrink run's request and answer, <server>.shrink.json)
 
 `capture` runs `optimize` on the server's task set with the simulated agents (test doubles whose calls and errors make
 the evidence)
@@ -56,8 +57,14 @@ FIXTURES = ROOT / "tests" / "fixtures" / "proposals"
 KEY = "sk-ant-bench-not-a-real-key"
 
 
+GOAL = "accuracy"
+"""The run's goal (`--goal`): "shrink" records and replays `<server>.shrink.json`, a shrink run's request (its
+evidence from the readers, which is all a shrink needs) and answer."""
+
+
 def fixture_path(server: Server) -> Path:
-    return FIXTURES / f"{server.name.replace('/', '-')}.json"
+    suffix = "" if GOAL == "accuracy" else f".{GOAL}"
+    return FIXTURES / f"{server.name.replace('/', '-')}{suffix}.json"
 
 
 class Recorder:
@@ -100,7 +107,7 @@ AGENTS = ("sim:lexical", "sim:skim")
 
 def config_for(server: Server, models: tuple[str, ...]) -> OptimizeConfig:
     return OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks),
-                          models=models, proposer=CLAUDE_PROPOSER, rounds=1,
+                          models=models, proposer=CLAUDE_PROPOSER, rounds=1, goal=GOAL,
                           allow_destructive=server.allow_destructive)
 
 
@@ -115,7 +122,7 @@ def capture(server: Server) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     lists them (`catalog`)."""
     policy = Recorder()
     with tempfile.TemporaryDirectory() as tmp:
-        summary = run(server, policy, Path(tmp), AGENTS)
+        summary = run(server, policy, Path(tmp), AGENTS if GOAL == "accuracy" else OFFLINE_MODELS)
         catalog = load_review(Path(summary["run_dir"])).catalog
     if len(policy.requests) != 1:
         raise SystemExit(f"{server.name}: expected one proposer request, saw {len(policy.requests)}")
@@ -189,7 +196,8 @@ def screen(server: Server, overlays: Path | None = None) -> dict[str, Any]:
             "winner_unexposed_names": unexposed(review.catalog, review.winner, names),
             "leakage_flags": leakage_flags(server, data["answer"], review.catalog),
             "findability": findability(summary), "tokens": summary["definition_tokens"]["baseline"],
-            "winner_tokens": summary["definition_tokens"]["winner"]}
+            "winner_tokens": summary["definition_tokens"]["winner"], "gate": summary["gate"]["passed"],
+            "verdicts": {m: v["reason"] for m, v in summary["gate"]["models"].items()}}
 
 
 def findability(summary: dict[str, Any]) -> dict[str, str]:
@@ -222,11 +230,16 @@ def main() -> None:
         one.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
         one.add_argument("--json", action="store_true")
         one.add_argument("--overlays", type=Path, help="screen: keep each winner's overlay.json in this folder")
+        one.add_argument("--goal", choices=("accuracy", "shrink"), default="accuracy",
+                         help="shrink: a shrink run's request and answer (<server>.shrink.json)")
     answer = sub.add_parser("answer")
     answer.add_argument("server")
     answer.add_argument("file", type=Path)
     answer.add_argument("--answered-by", default="a Claude model (a helper session given only the request)")
+    answer.add_argument("--goal", choices=("accuracy", "shrink"), default="accuracy")
     args = parser.parse_args()
+    global GOAL
+    GOAL = getattr(args, "goal", "accuracy")
     everything = servers()
     if args.command == "answer":
         [server] = [s for s in everything if s.name == args.server]

@@ -55,7 +55,7 @@ def servers() -> list[Server]:
     found = [Server(name, ROOT / "examples" / name / "server.py", ROOT / "examples" / name / "tasks")
              for name in ("support", "workspace", "payroll")]
     for folder in sorted((ROOT / "examples" / "published").glob("*/")):
-        if (folder / "serve.py").exists() and (folder / "tasks").is_dir():
+        if (folder / "serve.py").exists() and (folder / "tasks").is_dir() and (folder / "README.md").exists():
             destructive = "--allow-destructive" in readme_command(folder / "README.md")
             found.append(Server(f"published/{folder.name}", folder / "serve.py", folder / "tasks", destructive))
     return found

@@ -136,3 +136,35 @@ def test_optimize_ships_a_consistent_winner_from_a_real_proposal(run_cli: Any, t
         applied = subprocess.run(["git", "apply", "--check", placed["path"]], cwd=source, capture_output=True,
                                  text=True)
         assert applied.returncode == 0, applied.stderr
+
+
+FILESYSTEM_SHRINK = ROOT / "tests" / "fixtures" / "proposals" / "published-filesystem.shrink.json"
+FILESYSTEM_SERVER = ROOT / ".ci" / "cache" / "npm" / "node_modules" / ".bin" / "mcp-server-filesystem"
+
+
+@pytest.mark.slow
+@pytest.mark.published
+def test_a_recorded_shrink_proposal_ships_smaller_definitions_behind_a_non_inferiority_gate(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    """`optimize --goal shrink` on the published filesystem server with the offline readers and the recorded
+    answer to its shrink request: the winner is smaller, names no tool it lacks, and the gate ran its
+    non-inferiority test."""
+    if not FILESYSTEM_SERVER.exists():
+        pytest.skip(f"{FILESYSTEM_SERVER} is not installed (.ci/run installs it)")
+    data = fixture(FILESYSTEM_SHRINK)
+    folder = ROOT / "examples" / "published" / "filesystem"
+    with FakeAnthropicAPI(Replay(data["answer"])) as api:
+        result = run_cli("optimize", "--server", f"{sys.executable} {folder / 'serve.py'}", "--tasks",
+                         str(folder / "tasks"), "--offline", "--allow-destructive", "--goal", "shrink",
+                         "--proposer", "claude-opus-5-5", "--rounds", "1", "--heldout-candidates", "1",
+                         "--runs-dir", str(tmp_path), "--run-id", "shrink", "--json", cwd=tmp_path,
+                         env={"ANTHROPIC_API_KEY": "sk-ant-replay", "ANTHROPIC_BASE_URL": api.base_url})
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    tokens = summary["definition_tokens"]
+    assert summary["goal"] == "shrink" and tokens["winner"] < tokens["baseline"]
+    assert all(v["p_noninferior"] is not None for v in summary["gate"]["models"].values())
+    overlay = json.loads((tmp_path / "shrink" / "overlay.json").read_text(encoding="utf-8"))
+    assert all("name" not in edit for edit in overlay["tools"].values())  # a shrink renames nothing
+    assert unexposed(catalog_of(data), overlay_from_json(overlay), set()) == []
