@@ -5,7 +5,7 @@ is the first expected tool; the first expected tool is among its top 5), definit
 many tools the winner changes, the text-rule findings it adds (lint's text-* rules; expected 0), the gate, and the
 wall time. README's test-bed table is this script's output.
 
-    python bench/testbed.py [--only NAME,…] [--json]
+    python bench/testbed.py [--only NAME,…] [--goal accuracy|shrink] [--json]
 
 Each row runs the same command README gives for that server (default settings, seed 0), in-process. Readers
 measure findability, not agent accuracy (bench/calibration.py gives their agreement with a real model). They call
@@ -72,10 +72,10 @@ def readme_command(readme: Path) -> str:
 
 
 def measure(server: Server, runs: Path, *, isolate: bool = False,
-            models: tuple[str, ...] = OFFLINE_MODELS) -> dict[str, Any]:
+            models: tuple[str, ...] = OFFLINE_MODELS, goal: str = "accuracy") -> dict[str, Any]:
     """One server's row; with `isolate`, the run gives every episode a fresh server (`--isolate`)."""
     config = OptimizeConfig(server=f"{sys.executable} {server.launcher}", tasks=str(server.tasks),
-                            models=models, allow_destructive=server.allow_destructive, isolate=isolate)
+                            models=models, allow_destructive=server.allow_destructive, isolate=isolate, goal=goal)
     started = time.perf_counter()
     run_id = server.name.replace("/", "-") + ("-isolated" if isolate else "")
     try:
@@ -119,25 +119,36 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def bench_arguments(doc: str) -> tuple[set[str], bool]:
-    """The servers asked for with --only (empty: all) and whether --json was given, for a test-bed bench."""
+def bench_arguments(doc: str, *, goal: bool = False) -> tuple[set[str], bool]:
+    """The servers asked for with --only (empty: all) and whether --json was given, for a test-bed bench; with
+    `goal`, --goal accuracy|shrink too (read back with `chosen_goal`)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    if goal:
+        parser.add_argument("--goal", choices=("accuracy", "shrink"), default="accuracy", help="optimize's --goal")
     args = parser.parse_args()
+    _GOAL[0] = getattr(args, "goal", "accuracy")
     return {n.strip() for n in args.only.split(",") if n.strip()}, args.json
 
 
+_GOAL = ["accuracy"]
+
+
+def chosen_goal() -> str:
+    return _GOAL[0]
+
+
 def main() -> None:
-    wanted, as_json = bench_arguments(__doc__)
+    wanted, as_json = bench_arguments(__doc__, goal=True)
     chosen = [s for s in servers() if not wanted or s.name in wanted]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [measure(server, Path(tmp)) for server in chosen]
+        rows = [measure(server, Path(tmp), goal=chosen_goal()) for server in chosen]
     if as_json:
         print(json.dumps(rows, indent=2))
         return
     print("OFFLINE — readers (findability, not agent accuracy): " + ", ".join(OFFLINE_MODELS)
-          + "; rules proposer, default settings, seed 0")
+          + f"; rules proposer, goal {chosen_goal()}, default settings, seed 0")
     print(markdown(rows))
     print()
     for row in rows:
