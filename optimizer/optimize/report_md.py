@@ -242,6 +242,11 @@ def _proposer_lines(rounds: list[dict[str, Any]]) -> list[str]:
         p = r.get("proposer") or {}
         if p.get("error"):
             lines.append(f"- round {r['round']}: {_quoted(p['error'])}")
+        if p.get("groups"):
+            sizes = ", ".join(str(len(g)) for g in p["groups"])
+            lines.append(f"- round {r['round']}: the request would pass its token budget, so it was split into "
+                         f"{len(p['groups'])} requests by groups of tools, those agents confused kept together "
+                         f"({sizes} tools)")
         if p.get("dropped") or p.get("repair_requests"):
             lines.append(f"- round {r['round']}: proposer asked for {p.get('requested', 0)}, received "
                          f"{p.get('received', 0)}, repaired {p.get('repaired', 0)}, dropped {p.get('dropped', 0)}")

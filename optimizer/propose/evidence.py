@@ -25,7 +25,7 @@ import json
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,25 @@ def build_evidence(
         lint=tuple(dict(item) for item in lint),
         prompts_by_tool={tool: tuple(prompts) for tool, prompts in sorted(prompts_by_tool.items())},
     )
+
+
+def evidence_for_tools(evidence: Evidence, tools: Collection[str], token_budget: int) -> Evidence:
+    """The part of `evidence` about these tools (episodes whose first expected or first chosen tool is one of them,
+    their confusions, their lint findings, their prompts), its text rendered again within `token_budget`."""
+    wanted = set(tools)
+
+    def about(ep: EpisodeSeen) -> bool:
+        return bool(wanted & {*ep.expected_tools[:1], *ep.chosen_tools[:1]})
+
+    failures = tuple(ep for ep in evidence.failures if about(ep))
+    successes = tuple(ep for ep in evidence.successes if about(ep))
+    confusions = {e: {c: n for c, n in row.items() if e in wanted or c in wanted}
+                  for e, row in evidence.confusions.items()}
+    confusions = {e: row for e, row in confusions.items() if row}
+    lint = tuple(item for item in evidence.lint if item.get("tool") in wanted)
+    return Evidence(text=_render(failures, successes, confusions, lint, token_budget), failures=failures,
+                    successes=successes, confusions=confusions, lint=lint,
+                    prompts_by_tool={t: p for t, p in evidence.prompts_by_tool.items() if t in wanted})
 
 
 def _is_train(ep: StoredEpisode, tasks: Mapping[str, Task]) -> bool:
