@@ -73,8 +73,9 @@ class ProxyConfig:
 
     server: ServerSpec
     """The upstream MCP server (stdio command or http(s) URL, with its headers)."""
-    overlay: Path
-    """The overlay JSON applied to the upstream's definitions."""
+    overlay: Path | None
+    """The overlay JSON applied to the upstream's definitions; None serves them as they are (with a pin: only
+    those that still match it)."""
     http_port: int | None = None
     """Serve streamable HTTP on 127.0.0.1:PORT/mcp (0 picks a free port); None serves stdio."""
     tool_timeout: float = 60.0
@@ -182,7 +183,8 @@ async def serve(config: ProxyConfig) -> None:
     Raises ProxyError (before serving) for a bad overlay, an upstream that does not start, or a port in use.
     The upstream is closed on every way out."""
     try:
-        load_overlay(config.overlay)  # a malformed file fails before any upstream process is started
+        if config.overlay is not None:
+            load_overlay(config.overlay)  # a malformed file fails before any upstream process is started
         lock = load_lock(config.pin) if config.pin else None
     except (DefinitionError, LockError) as exc:
         raise ProxyError(str(exc)) from None
@@ -198,7 +200,7 @@ async def serve(config: ProxyConfig) -> None:
     try:
         try:
             catalog = await upstream.list_tools()
-            candidate = load_overlay(config.overlay, catalog)
+            candidate = load_overlay(config.overlay, catalog) if config.overlay is not None else Candidate()
             exposed = apply(catalog, candidate)
         except (ServerError, DefinitionError) as exc:
             raise ProxyError(str(exc)) from None
@@ -206,7 +208,8 @@ async def serve(config: ProxyConfig) -> None:
         if lock is not None:
             exposed, withheld = _pinned_only(exposed, lock, catalog.server_name)
         server = build_server(exposed, upstream, name=server_name(candidate), withheld=withheld)
-        where = f"{len(exposed.tools)} tools of {config.server.display} with {config.overlay}"
+        where = f"{len(exposed.tools)} tools of {config.server.display}" + (
+            f" with {config.overlay}" if config.overlay is not None else " as it defines them")
         with _stop_on_signals() as stop:
             stop_seen = stop
             if sock is None:

@@ -132,3 +132,32 @@ def test_serve_leaves_out_the_tools_that_no_longer_match_the_pin(caplog: pytest.
     assert list(withheld) == ["lookup_order"] and withheld["lookup_order"][0].startswith("new-url: ")
 
 
+
+
+def test_serve_pin_alone_serves_the_upstream_as_it_is_and_withholds_what_drifted(run_cli: Cli, tmp_path: Path) -> None:
+    """A third-party server pinned as it was: `serve --pin LOCK` (no overlay) serves its own definitions through a
+    real client of the real process, minus the tools whose definitions no longer match the lock. The drift is
+    played by pinning definitions that differ from what the server now lists for one tool."""
+    overlay, lock = tmp_path / "then.json", tmp_path / "tools.lock.json"
+    overlay.write_text(json.dumps({"tools": {"get_policy": {"description": "Read a store policy by topic."}}}),
+                       encoding="utf-8")
+    assert run_cli("pin", "--server", SUPPORT, "--overlay", str(overlay), "-o", str(lock)).returncode == 0
+    proxy = (sys.executable, "-c", "from optimizer.cli import main; main()", "serve", "--server", SUPPORT,
+             "--pin", str(lock))
+
+    async def listed() -> Any:
+        async with ServerPool(ServerSpec(argv=proxy), connect_timeout=60) as pool:
+            client = pool._connections[0].client
+            assert client is not None
+            tools = await client.list_tools()
+            called = await client.call_tool("lookup_order", {"order_id": "#10007"})
+            return tools, called
+
+    served, called = asyncio.run(listed())
+    names = [t.name for t in served.tools]
+    upstream = json.loads(run_cli("lint", "--server", SUPPORT, "--json").stdout)["tools"]
+    assert "get_policy" not in names and len(names) == len(upstream) - 1
+    assert {n["tool"] for n in served.meta[WITHHELD_KEY]} == {"get_policy"}
+    assert not called.is_error and "10007" in called.content[0].text  # the rest work as the server defines them
+    refused = run_cli("serve", "--server", SUPPORT)
+    assert refused.returncode == 2 and "--pin LOCK" in refused.stderr

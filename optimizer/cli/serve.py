@@ -37,9 +37,11 @@ def serve_command(
                                              "it is not listed, and is named in the log.")] = None,
 ) -> None:
     """Serve the upstream's tools under the overlay's names and descriptions, as an MCP server of its own
-    (stdio, or HTTP with --http). Calls go to the original tools; results come back unchanged."""
-    if server is None or overlay is None:
-        raise fail("give --server CMD|URL and --overlay FILE")
+    (stdio, or HTTP with --http). Calls go to the original tools; results come back unchanged. With --pin and no
+    --overlay, the upstream's own definitions are served, minus the tools whose definitions drifted from the lock."""
+    if server is None or (overlay is None and pin is None):
+        raise fail("give --server CMD|URL and --overlay FILE, --pin LOCK or both (--pin alone serves the upstream's "
+                   "own definitions and withholds the tools that drifted from the lock)")
     try:
         spec = ServerSpec.parse(server, headers=parse_headers(header))
     except ServerError as exc:
