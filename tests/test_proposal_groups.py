@@ -93,3 +93,28 @@ def test_groups_keep_confused_tools_together_and_merge_takes_each_groups_jth_ans
     joined = merged([one, two], Candidate(), k=3)
     assert [c.edits["get_order"].description for c in joined] == ["A1", "A2"]
     assert [c.edits["get_invoice"].description for c in joined] == ["B1", "B1"]  # fewer answers: its last
+
+
+def test_a_group_whose_request_fails_leaves_the_others_answers() -> None:
+    catalog = big_catalog()
+    asked: list[int] = []
+
+    def policy(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(1)
+        if len(asked) == 2:
+            raise RuntimeError("the second request fails")
+        return rewrite_every_tool(request)
+
+    async def go() -> tuple[list[Candidate], ClaudeProposer]:
+        with FakeAnthropicAPI(policy) as api:
+            client = AnthropicClient(api_key="k", base_url=api.base_url, max_retries=0)
+            proposer = ClaudeProposer("claude-opus-5-5", client)
+            try:
+                return await proposer.propose(catalog, Candidate(), EVIDENCE, k=2, seed=0), proposer
+            finally:
+                await proposer.client.close()
+
+    candidates, proposer = asyncio.run(go())
+    report = proposer.last_report()
+    assert "request 2 of" in (report["error"] or "")
+    assert candidates and 0 < len(candidates[0].edits) < len(catalog.names)

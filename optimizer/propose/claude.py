@@ -159,12 +159,19 @@ class ClaudeProposer:
             else:
                 requests.append((group, params))
         groups = stats.groups = [group for group, _ in requests]
-        answers, why = [], []
-        for group, params in requests:
+        answers, why, failed = [], [], []
+        for number, (group, params) in enumerate(requests, start=1):
             part, base = sub_catalog(catalog, group), sub_candidate(current, group)
-            kept = await self._propose_in(params, part, base, k, stats)
+            try:
+                kept = await self._propose_in(params, part, base, k, stats)
+            except ModelUnavailable as exc:  # one group's failure keeps the others' answers
+                failed.append(f"request {number} of {len(requests)} ({len(group)} tools) failed: {exc}")
+                continue
             answers.append(list(kept.candidates))
             why.append(kept.rationales)
+        if failed and not answers:
+            raise ModelUnavailable("; ".join(failed))
+        stats.error = "; ".join(failed) or None
         out = merged(answers, current, k)
         reasons = [list(r.values()) for r in why if r]
         for j, candidate in enumerate(out):
