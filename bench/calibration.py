@@ -11,7 +11,7 @@ the query) and `embed` (wordllama's trained embeddings, as a semantic router ran
 project's offline readers — and the simulated agents `sim:lexical` and `sim:skim`, which are test doubles, shown
 for comparison only.
 
-    python bench/calibration.py [--json]
+    python bench/calibration.py [--json] [--write docs/figures.md]
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import asyncio
 import json
 from pathlib import Path
 from typing import Any
+
+from figures import add_write_option, write
 
 from optimizer.definitions import ToolDef
 from optimizer.models.base import Message
@@ -101,8 +103,10 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_write_option(parser)
     args = parser.parse_args()
     rows = [measure(path) for path in sorted(CALIBRATION.glob("*.json"))]
+    write(args.write, "calibration", table(rows))
     if args.json:
         print(json.dumps(rows, indent=1))
         return

@@ -1,6 +1,6 @@
 """Benchmark: the support example in a client's setting, measured side by side in one run (offline readers, seed 0).
 
-    python bench/client_setting.py [--json]
+    python bench/client_setting.py [--json] [--write docs/figures.md]
 
 1. `eval` alone and beside the workspace example (`--context-server`), plain and Claude Code naming: held-out
    and train findability per reader, and the cross-server confusions (tasks whose top hit was a workspace tool
@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from figures import add_write_option, write
 
 from optimizer.config import EvalConfig
 from optimizer.evaluation import run_eval
@@ -63,40 +65,45 @@ async def measure(runs: Path) -> dict[str, Any]:
     return out
 
 
-def show(data: dict[str, Any]) -> None:
+def show(data: dict[str, Any]) -> str:
     models = list(OFFLINE_MODELS)
-    print("OFFLINE — readers (findability, not agent accuracy): " + ", ".join(models) + "; rules proposer, seed 0; "
-          "support example\n")
-    print("1. eval beside workspace (held-out / train passed)\n")
-    print("| naming | model | alone | in context | cross-server first calls |")
-    print("|---|---|---|---|---|")
+    out: list[str] = []
+    say = out.append
+    say("OFFLINE — readers (findability, not agent accuracy): " + ", ".join(models) + "; rules proposer, seed 0; "
+        "support example\n")
+    say("1. eval beside workspace (held-out / train passed)\n")
+    say("| naming | model | alone | in context | cross-server first calls |")
+    say("|---|---|---|---|---|")
     for naming, row in data["eval"].items():
         for model in models:
             alone = f"{passed(row['alone'], model, 'heldout')} / {passed(row['alone'], model, 'train')}"
             beside = f"{passed(row['in_context'], model, 'heldout')} / {passed(row['in_context'], model, 'train')}"
-            print(f"| {naming} | {model} | {alone} | {beside} | {row['cross_server'] if model == models[0] else ''} |")
+            say(f"| {naming} | {model} | {alone} | {beside} | {row['cross_server'] if model == models[0] else ''} |")
     opt = data["optimize_in_context"]
     schemes = ", ".join(f"{k} {v:.0%}" for k, v in sorted(opt["scheme_accuracy"].items()))
-    print(f"\n2. optimize beside workspace: best train per scheme (round 1): {schemes}; winner's namespace: "
-          f"{opt['namespace']} ({opt['seconds']} s)\n")
-    print("| model | held-out in context, baseline → winner | held-out alone, baseline → winner |")
-    print("|---|---|---|")
+    say(f"\n2. optimize beside workspace: best train per scheme (round 1): {schemes}; winner's namespace: "
+        f"{opt['namespace']} ({opt['seconds']} s)\n")
+    say("| model | held-out in context, baseline → winner | held-out alone, baseline → winner |")
+    say("|---|---|---|")
     for model in models:
         ctx, alone = opt["heldout"], opt["alone"]
-        print(f"| {model} | {ctx['baseline'][model]['passed']}/20 → {ctx['winner'][model]['passed']}/20 | "
-              f"{alone['baseline'][model]['passed']}/20 → {alone['winner'][model]['passed']}/20 |")
+        say(f"| {model} | {ctx['baseline'][model]['passed']}/20 → {ctx['winner'][model]['passed']}/20 | "
+            f"{alone['baseline'][model]['passed']}/20 → {alone['winner'][model]['passed']}/20 |")
+    return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_write_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = asyncio.run(measure(Path(tmp)))
+    write(args.write, "client-setting", show(data))
     if args.json:
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
-        show(data)
+        print(show(data))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ call) against the support example over stdio, once at --max-connections 1 and on
 prints: wall time against the ideal (total model latency ÷ connections), the median tool-call
 round trip, harness CPU per episode excluding model latency, and peak memory.
 
-    python bench/eval_throughput.py [--episodes 400] [--latency-ms 50]
+    python bench/eval_throughput.py [--episodes 400] [--latency-ms 50] [--write docs/figures.md]
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from figures import add_write_option, write
 
 from optimizer.config import EvalConfig
 from optimizer.evaluation import run_eval
@@ -64,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=400)
     parser.add_argument("--latency-ms", type=float, default=50.0)
+    add_write_option(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows = {c: measure(c, args.episodes, args.latency_ms, Path(tmp)) for c in (1, 16)}
@@ -79,6 +82,17 @@ def main() -> None:
               f"{r['cpu_ms_per_episode']:>9.2f}")
     print(f"speed-up 16 vs 1: {rows[1]['wall_s'] / rows[16]['wall_s']:.1f}x")
     print(f"peak memory: harness {peak_mb:.0f} MB, largest server process {child_mb:.0f} MB")
+    table = ["| connections | episodes | model turns | wall s | ideal s | of ideal | tool call p50 | "
+             "harness CPU / episode |", "|---|---|---|---|---|---|---|---|"]
+    table += [f"| {c} | {r['episodes']} | {r['turns']} | {r['wall_s']:.2f} | {r['ideal_s']:.2f} | "
+              f"{r['fraction']:.2f} | {r['median_call_ms']:.1f} ms | {r['cpu_ms_per_episode']:.1f} ms |"
+              for c, r in rows.items()]
+    table += ["", f"Offline agent sim:lexical with {args.latency_ms:g} ms simulated latency per turn, support "
+              f"example over stdio. Starting the server pool took {rows[1]['startup_s']:.1f} s and "
+              f"{rows[16]['startup_s']:.1f} s more, shown apart. Speed-up from 1 to 16 connections: "
+              f"{rows[1]['wall_s'] / rows[16]['wall_s']:.1f}×. Peak memory: {peak_mb:.0f} MB for the harness, "
+              f"{child_mb:.0f} MB for the largest server process."]
+    write(args.write, "eval-throughput", "\n".join(table))
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 published servers), measured side by side in one run: tasks written and their mix, tools with a task that has
 an answer (not only a tool-choice request), whether `optimizer tasks check --replay` accepts the set, and the
 baseline findability of the OFFLINE readers on it (`optimizer eval --offline`: top hit is the expected tool).
-README's "No tasks yet?" table is this script's output.
+The generated-tasks table of docs/figures.md is this script's output (`--write docs/figures.md` rewrites it).
 
-    python bench/generate_offline.py [--only NAME,…] [--json]
+    python bench/generate_offline.py [--only NAME,…] [--json] [--write docs/figures.md]
 
 Each server is generated for with the defaults (seed 0: only read-only tools are called); check and eval get
 --allow-destructive where the server's README optimize command has it. A row
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from testbed import OFFLINE_MODELS, ROOT, bench_arguments, servers
+from figures import write
+from testbed import OFFLINE_MODELS, ROOT, bench_arguments, chosen_write, servers
 from typer.testing import CliRunner
 
 from optimizer.cli import app
@@ -102,7 +103,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    wanted, as_json = bench_arguments(__doc__)
+    wanted, as_json = bench_arguments(__doc__, figures=True)
     rows: list[Row] = []
     for server in servers():
         if wanted and server.name not in wanted:
@@ -112,6 +113,7 @@ def main() -> None:
             rows.append(Row(server.name, server.launcher, server.allow_destructive, EXPLORE[server.name]))
     with tempfile.TemporaryDirectory() as tmp:
         measured = [measure(row, Path(tmp)) for row in rows]
+    write(chosen_write(), "generate-offline", markdown(measured))
     if as_json:
         print(json.dumps(measured, indent=2))
         return

@@ -8,7 +8,7 @@ proposer. Every text the winner adds is then held against the run's own successf
   titles: "Ana", "Dune");
 - leaked phrases: what the leakage guard finds of the train prompts.
 
-    python bench/grounded_text.py [--only NAME,…] [--server CMD --tasks DIR] [--json]
+    python bench/grounded_text.py [--only NAME,…] [--server CMD --tasks DIR] [--json] [--write docs/figures.md]
 
 The same check runs on every text of every candidate the rules proposer writes from the run's baseline episodes
 (round one's proposals, most of which the simulated agents cannot tell from the baseline, so they seldom win).
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figures import add_write_option, refuse_only, write  # noqa: E402
 from testbed import Server, servers  # noqa: E402
 
 from optimizer.definitions import Candidate, Catalog, ToolEdit  # noqa: E402
@@ -106,22 +107,25 @@ def main() -> None:
     parser.add_argument("--server", help="a server command to add (with --tasks)")
     parser.add_argument("--tasks", type=Path, help="its task folder")
     parser.add_argument("--json", action="store_true")
+    add_write_option(parser)
     args = parser.parse_args()
     wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+    refuse_only(parser, args.write, wanted)
     chosen = [s for s in servers() if not wanted or s.name in wanted]
     if args.server:
         launcher = Path(args.server.split()[-1]).resolve()
         chosen.append(Server(launcher.parent.name or "server", launcher, args.tasks.resolve()))
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(server, Path(tmp)) for server in chosen]
+    table = ["| server | tools the winner changes | texts it adds | texts proposed | with a value from results or "
+             "prompts | with a name from results | with a leaked phrase |", "|---|---|---|---|---|---|---|"]
+    table += [f"| {row['server']} | {row['tools_changed']} | {len(row['texts'])} | {len(row['proposed'])} | "
+              f"{row['with_value']} | {row['with_name']} | {row['with_leak']} |" for row in rows]
+    write(args.write, "grounded-text", "\n".join(table))
     if args.json:
         print(json.dumps(rows, indent=1, ensure_ascii=False))
         return
-    print("| server | tools the winner changes | texts it adds | texts proposed | with a value from results or prompts "
-          "| with a name from results | with a leaked phrase |\n|---|---|---|---|---|---|---|")
-    for row in rows:
-        print(f"| {row['server']} | {row['tools_changed']} | {len(row['texts'])} | {len(row['proposed'])} | "
-              f"{row['with_value']} | {row['with_name']} | {row['with_leak']} |")
+    print("\n".join(table))
     for row in rows:
         print(f"\n{row['server']} (proposed; the winner's are among them):")
         for text in row["proposed"]:

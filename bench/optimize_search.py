@@ -9,16 +9,19 @@ grid over the same pool would need (every combination × train tasks × models, 
 combinations expose identical definitions). It then re-runs the finished run (`--resume`) and
 reports the share of episodes served from the cache (target 100%).
 
-    python bench/optimize_search.py
+    python bench/optimize_search.py [--write docs/figures.md]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from figures import add_write_option, write
 
 from optimizer.optimize import OptimizeConfig, run_optimize
 from optimizer.pool import combinations
@@ -48,6 +51,11 @@ def round_costs(storage: str, run_id: str, rounds: int, episodes_per_candidate: 
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_write_option(parser)
+    args = parser.parse_args()
+    table = ["| example | wall time | round | trials | pool combinations | episodes to best trial | "
+             "episodes in the search | full grid | re-run cached |", "|---|---|---|---|---|---|---|---|---|"]
     print("simulated agents as callers (test doubles: sim:lexical, sim:skim), rules proposer, default settings")
     print(f"{'example':>10} {'wall s':>7} {'round':>5} {'trials':>6} {'combos':>8} {'to best':>8} {'search':>7} "
           f"{'full grid':>10} {'grid/search':>11} {'re-run cached':>13}")
@@ -64,10 +72,14 @@ def main() -> None:
             cached = done["cached"] / max(1, done["cached"] + done["run"])
             per_candidate = summary["splits"]["train"] * len(summary["models"])
             storage = f"sqlite:///{runs / example / 'run.db'}"
-            for row in round_costs(storage, example, config.rounds, per_candidate):
+            for i, row in enumerate(round_costs(storage, example, config.rounds, per_candidate)):
                 ratio = row["grid"] / max(1, row["total"])
                 print(f"{example:>10} {wall:>7.1f} {row['round']:>5} {row['trials']:>6} {row['combinations']:>8} "
                       f"{row['to_best']:>8} {row['total']:>7} {row['grid']:>10} {ratio:>11.1f} {cached:>13.0%}")
+                table.append(f"| {example} | {'' if i else f'{wall:.1f} s'} | {row['round']} | "
+                             f"{row['trials']} | {row['combinations']:,} | {row['to_best']:,} | {row['total']:,} | "
+                             f"{row['grid']:,} | {cached:.0%} |")
+    write(args.write, "optimize-search", "\n".join(table))
 
 
 if __name__ == "__main__":

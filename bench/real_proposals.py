@@ -4,7 +4,7 @@ local fake Messages API.
 
     python bench/real_proposals.py capture [--only NAME,…]   # write each server's request (kept if answered)
     python bench/real_proposals.py answer NAME ANSWER.json    # store a model's answer (the tool call's input)
-    python bench/real_proposals.py screen [--only NAME,…] [--json] [--overlays DIR]
+    python bench/real_proposals.py screen [--only NAME,…] [--json] [--overlays DIR] [--write docs/figures.md]
     (each with --goal shrink: a shrink run's request and answer, <server>.shrink.json)
 
 `capture` runs `optimize` on the server's task set with the simulated agents (test doubles whose calls and errors make
@@ -18,7 +18,8 @@ request with the recorded input, one round, scored by the offline readers (reade
 per server what screening made of each candidate (kept whole, trimmed or rejected, with the reasons), whether the
 winner names only tools it exposes, how many texts the leakage guard flagged, and the readers' held-out findability
 baseline → winner (top hit, top 5) with the definition tokens. Findability is how a tool search or a router finds a
-tool, not agent accuracy (bench/calibration.py).
+tool, not agent accuracy (bench/calibration.py). `--write docs/figures.md` rewrites the real-proposals tables there
+(with --goal shrink, the shrink ones).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply  # noqa: E402
+from figures import add_write_option, refuse_only, write  # noqa: E402
 from testbed import Server, servers  # noqa: E402
 
 from optimizer.definitions import Catalog  # noqa: E402
@@ -211,6 +213,26 @@ def findability(summary: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The screened answers as docs/figures.md shows them: the readers' held-out findability baseline → winner with
+    the definition tokens, then what screening made of each answer's candidates."""
+    readers = [m for m in OFFLINE_MODELS if any(m in r["findability"] for r in rows)]
+    lines = ["| server | " + " | ".join(f"{m} top 1 | {m} top 5" for m in readers) + " | definition tokens |",
+             "|---" * (2 + 2 * len(readers)) + "|"]
+    for r in rows:
+        cells = [cell for m in readers for cell in _cells(r["findability"].get(m))]
+        lines.append(f"| {r['server']} | {' | '.join(cells)} | {r['tokens']:,} → {r['winner_tokens']:,} |")
+    lines += ["", "| server | passed whole / trimmed / rejected | winner names tools it lacks |", "|---|---|---|"]
+    lines += [f"| {r['server']} | {r['passed_whole']} / {r['trimmed']} / {r['rejected']} | "
+              f"{', '.join(r['winner_unexposed_names']) or '–'} |" for r in rows]
+    return "\n".join(lines)
+
+
+def _cells(finding: str | None) -> list[str]:
+    """A reader's "top 1 a → b; top 5 c → d" (`findability`) as its two cells; two blanks when it is missing."""
+    return [part.split(" ", 2)[2] for part in finding.split("; ")] if finding else ["", ""]
+
+
 def leakage_flags(server: Server, answer: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
     """How many of the answer's texts the leakage guard flags against the server's train prompts and answers (with
     the server's own text as known, as screening judges them), and what it flagged."""
@@ -232,6 +254,8 @@ def main() -> None:
         one.add_argument("--overlays", type=Path, help="screen: keep each winner's overlay.json in this folder")
         one.add_argument("--goal", choices=("accuracy", "shrink"), default="accuracy",
                          help="shrink: a shrink run's request and answer (<server>.shrink.json)")
+        if name == "screen":
+            add_write_option(one)
     answer = sub.add_parser("answer")
     answer.add_argument("server")
     answer.add_argument("file", type=Path)
@@ -246,11 +270,13 @@ def main() -> None:
         command_answer(server, args.file, args.answered_by)
         return
     wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+    refuse_only(parser, getattr(args, "write", None), wanted)
     chosen = [s for s in everything if not wanted or s.name in wanted]
     if args.command == "capture":
         command_capture(chosen)
         return
     rows = [screen(s, args.overlays) for s in chosen if fixture_path(s).exists() and "answer" in load(s)]
+    write(args.write, "real-proposals" if GOAL == "accuracy" else "real-proposals-shrink", markdown(rows))
     print(json.dumps(rows, indent=1) if args.json else "\n".join(json.dumps(r) for r in rows))
 
 

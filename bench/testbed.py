@@ -3,9 +3,10 @@ servers in examples/published/ — measured side by side in one run: per offline
 API's tool search; reader:embed, a trained embedding router), held-out findability baseline → winner (its top hit
 is the first expected tool; the first expected tool is among its top 5), definition tokens baseline → winner, how
 many tools the winner changes, the text-rule findings it adds (lint's text-* rules; expected 0), the gate, and the
-wall time. README's test-bed table is this script's output.
+wall time. The test-bed table of docs/figures.md is this script's output (`--write docs/figures.md` rewrites it;
+with --goal shrink, the shrink table).
 
-    python bench/testbed.py [--only NAME,…] [--goal accuracy|shrink] [--json]
+    python bench/testbed.py [--only NAME,…] [--goal accuracy|shrink] [--json] [--write docs/figures.md]
 
 Each row runs the same command README gives for that server (default settings, seed 0), in-process. Readers
 measure findability, not agent accuracy (bench/calibration.py gives their agreement with a real model). They call
@@ -26,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from figures import add_write_option, refuse_only, write
 
 from optimizer.config import RunError
 from optimizer.lint.rules_text import added_text_problems
@@ -119,31 +122,43 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def bench_arguments(doc: str, *, goal: bool = False) -> tuple[set[str], bool]:
+def bench_arguments(doc: str, *, goal: bool = False, figures: bool = False) -> tuple[set[str], bool]:
     """The servers asked for with --only (empty: all) and whether --json was given, for a test-bed bench; with
-    `goal`, --goal accuracy|shrink too (read back with `chosen_goal`)."""
+    `goal`, --goal accuracy|shrink too (read back with `chosen_goal`); with `figures`, --write FILE (read back with
+    `chosen_write`)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     if goal:
         parser.add_argument("--goal", choices=("accuracy", "shrink"), default="accuracy", help="optimize's --goal")
+    if figures:
+        add_write_option(parser)
     args = parser.parse_args()
     _GOAL[0] = getattr(args, "goal", "accuracy")
-    return {n.strip() for n in args.only.split(",") if n.strip()}, args.json
+    _WRITE[0] = getattr(args, "write", None)
+    wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+    refuse_only(parser, _WRITE[0], wanted)
+    return wanted, args.json
 
 
 _GOAL = ["accuracy"]
+_WRITE: list[Path | None] = [None]
 
 
 def chosen_goal() -> str:
     return _GOAL[0]
 
 
+def chosen_write() -> Path | None:
+    return _WRITE[0]
+
+
 def main() -> None:
-    wanted, as_json = bench_arguments(__doc__, goal=True)
+    wanted, as_json = bench_arguments(__doc__, goal=True, figures=True)
     chosen = [s for s in servers() if not wanted or s.name in wanted]
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(server, Path(tmp), goal=chosen_goal()) for server in chosen]
+    write(chosen_write(), "testbed" if chosen_goal() == "accuracy" else "testbed-shrink", markdown(rows))
     if as_json:
         print(json.dumps(rows, indent=2))
         return
