@@ -1,5 +1,5 @@
 """Shared test fixtures: free ports, background processes that are always stopped, the CLI in this process or in a
-new one."""
+new one; and the session's installs (tests/installs.py) with the summary of what they could not make."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+import installs
 import pytest
 import typer.testing
 from helpers.cli import CLI_ENV, SHARED_RUN_FLAGS, cli_command
@@ -64,6 +65,59 @@ def _background(
             yield proc
         finally:
             _stop(proc)
+
+
+INSTALLS = pytest.StashKey[list[installs.Outcome]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--no-installs", action="store_true",
+                     help="do not install what the tests need (tests/installs.py): tests whose installs are missing "
+                          "skip")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before anything is collected, make what the tests need beyond `pip install ".[dev]"` (tests/installs.py),
+    once per session: in this process when it is the pytest-xdist controller (which starts the workers after this
+    hook) or the only process; never in a worker."""
+    config = session.config
+    if hasattr(config, "workerinput"):
+        return
+    if config.getoption("--no-installs") or config.getoption("collectonly"):
+        config.stash[INSTALLS] = installs.checked_only("installs are turned off: --no-installs"
+                                                       if config.getoption("--no-installs") else "--collect-only")
+        return
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        config.stash[INSTALLS] = installs.ensure_all()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line per missing install that made tests skip: how many, why, and in which files (nothing when none)."""
+    outcomes = terminalreporter.config.stash.get(INSTALLS, None)
+    if outcomes is None:
+        return
+    skipped = [(report.nodeid, report.longrepr[2]) for report in terminalreporter.stats.get("skipped", ())
+               if isinstance(getattr(report, "longrepr", None), tuple) and len(report.longrepr) == 3]
+    lines = installs.summary_lines(outcomes, skipped)
+    if lines:
+        terminalreporter.write_sep("=", "not installed")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With OPTIMIZER_REQUIRE_INSTALLS=1 (what `.ci/run` sets), a test skipped for a missing install fails the run:
+    CI must run everything. Checked again here since the summary comes after the exit status is set."""
+    if os.environ.get("OPTIMIZER_REQUIRE_INSTALLS") == "1" and not hasattr(session.config, "workerinput"):
+        outcomes = session.config.stash.get(INSTALLS, None)
+        reporter = session.config.pluginmanager.getplugin("terminalreporter")
+        skipped = [(r.nodeid, r.longrepr[2]) for r in (reporter.stats.get("skipped", ()) if reporter else ())
+                   if isinstance(getattr(r, "longrepr", None), tuple) and len(r.longrepr) == 3]
+        if outcomes is not None and installs.summary_lines(outcomes, skipped) and exitstatus == 0:
+            session.exitstatus = 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
