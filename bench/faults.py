@@ -1,7 +1,7 @@
 """Benchmark: the fault matrix. Each row injects one fault into a small eval (or an optimize start) and shows what
 the user gets: the exit code, the episodes expected / stored / scored / infrastructure errors, and whether an
-episode was scored against the model for a fault of the server or the API. README's fault table is this script's
-output.
+episode was scored against the model for a fault of the server or the API. The fault table of docs/figures.md is this
+script's output.
 
     python bench/faults.py [--json]
 
