@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from optimizer.propose.leakage import LONG_RUN, SHARED, common_words, leaked_phrases, proper_nouns
+from optimizer.propose.leakage import LONG_RUN, SHARED, _Finder, common_words, leaked_phrases, proper_nouns
 from optimizer.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,3 +173,18 @@ def test_a_word_made_from_a_common_or_the_servers_word_is_not_distinctive() -> N
     assert leaked_phrases(text, ["Refund order 5"], answers=["exceeds the refundable balance"]) == []
     assert leaked_phrases("It holds the postmortem balance.", [], answers=["the postmortem balance"]) == [
         "the postmortem balance"]
+
+
+def test_strings_are_found_at_every_start_between_their_boundaries_however_many_share_a_prefix() -> None:
+    find = _Finder(["RF-1234", "rf-1234-9", "ab", "a"], fold=True, before=r"[\w@#$-]", after=r"[\w@-]")
+    assert sorted(s for s, _ in find("see rf-1234-9 and Rf-1234, ab. xrf-1234 a")) == ["RF-1234", "a", "ab",
+                                                                                        "rf-1234-9"]
+    assert find("RF-12345 rf-1234x -ab") == []
+    names = _Finder(["Sydney", "New York"], fold=False, before=r"\w", after=r"\w")
+    assert names("to New York, then sydney and Sydney/Australia") == [("New York", 11), ("Sydney", 35)]
+
+
+def test_one_screen_of_many_texts_reads_each_text_once_not_once_per_prompt() -> None:
+    prompts = [f"Refund order ORD-{n:05d} for customer{n}@example.com now." for n in range(2000)]
+    text = "Refunds an order by its id (ORD- and five digits), e.g. ORD-00017; customer17@example.com gets a mail."
+    assert leaked_phrases(text, prompts) == ["00017", "ORD-00017", "customer17@example.com"]

@@ -64,6 +64,43 @@ class _Index:
     """Word runs (SHORT_RUN..LONG_RUN words, within a clause) -> how many prompts or answers hold each."""
     counts: Counter[str]
     """Stemmed word -> how many prompts or answers hold it."""
+    find_values: _Finder
+    find_names: _Finder
+    find_answers: _Finder
+
+
+class _Finder:
+    """Finds which of many strings a text holds, each standing between the given boundaries, in one pass over the
+    text whatever their number: the strings are bucketed by their first characters, and only the places where one
+    may start are looked up. `fold`: strings and text compared lower-cased."""
+
+    PREFIX = 3
+
+    def __init__(self, strings: Iterable[str], *, fold: bool, before: str, after: str) -> None:
+        self.fold = fold
+        self.buckets: dict[str, list[tuple[str, str]]] = {}
+        for original in strings:
+            needle = original.lower() if fold else original
+            if needle:
+                self.buckets.setdefault(needle[: self.PREFIX], []).append((needle, original))
+        self.lengths = sorted({len(key) for key in self.buckets}, reverse=True)
+        self.starts = re.compile(rf"(?<!{before})(?=\S)")
+        self.end = re.compile(rf"(?!{after})")
+
+    def __call__(self, text: str) -> list[tuple[str, int]]:
+        """Each string the text holds with the index where it ends, in the order found."""
+        if not self.buckets:
+            return []
+        hay = text.lower() if self.fold else text
+        found = []
+        for start in (m.start() for m in self.starts.finditer(hay)):
+            for length in self.lengths:
+                key = hay[start : start + length]
+                for needle, original in self.buckets.get(key, ()) if len(key) == length else ():
+                    end = start + len(needle)
+                    if hay.startswith(needle, start) and self.end.match(hay, end):
+                        found.append((original, end))
+        return found
 
 
 @dataclass(frozen=True)
@@ -83,22 +120,14 @@ def leaked_phrases(text: str, prompts: Iterable[str], *, known_text: Iterable[st
     `known_text` is the server's own text (names, descriptions, schemas): nothing it holds counts as copied."""
     index = _index(tuple(prompts), tuple(a for a in answers if a))
     known = _known(tuple(known_text))
-    lowered = text.lower()
-    found = {v for v in index.values if v.lower() not in known.text
-             and re.search(rf"(?<![\w@#$-]){re.escape(v.lower())}(?![\w@-])", lowered)}
-    found.update(run for run in index.digits if run not in known.text and re.search(rf"(?<!\d){run}(?!\d)", text))
-    found.update(n for n in index.names if not _holds(known, words(n)) and _named(n, text))
-    found.update(a for a in index.answers if any(_distinctive(w, None, known) for w in words(a))
-                 and not _holds(known, words(a)) and re.search(rf"(?<!\w){re.escape(a.lower())}(?!\w)", lowered))
+    found = {v for v, _ in index.find_values(text) if v.lower() not in known.text}
+    found.update(run for run in set(re.findall(r"\d+", text)) & index.digits if run not in known.text)
+    found.update(n for n, end in index.find_names(text)
+                 if not (n in TZ_AREAS and text[end:end + 1] == "/") and not _holds(known, words(n)))
+    found.update(a for a, _ in index.find_answers(text) if any(_distinctive(w, None, known) for w in words(a))
+                 and not _holds(known, words(a)))
     found.update(_runs(text, index, known))
     return sorted(found)
-
-
-def _named(name: str, text: str) -> bool:
-    """`text` uses the name, other than as the area of a time zone ("Australia" in "Australia/Sydney" names the
-    zone database's region, not the place a prompt asked about)."""
-    return any(not (name in TZ_AREAS and text[m.end():m.end() + 1] == "/")
-               for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text))
 
 
 def _runs(text: str, index: _Index, known: _Known) -> list[str]:
@@ -196,7 +225,10 @@ def _index(prompts: tuple[str, ...], answers: tuple[str, ...]) -> _Index:
     for source in sources:
         grams.update({g for seq in _segments(source) for g in _grams(seq)})
         counts.update({stem(w) for w in words(source)})
-    return _Index(frozenset(values), frozenset(digits), frozenset(names), chunks, grams, counts)
+    return _Index(frozenset(values), frozenset(digits), frozenset(names), chunks, grams, counts,
+                  find_values=_Finder(values, fold=True, before=r"[\w@#$-]", after=r"[\w@-]"),
+                  find_names=_Finder(names, fold=False, before=r"\w", after=r"\w"),
+                  find_answers=_Finder(chunks, fold=True, before=r"\w", after=r"\w"))
 
 
 @functools.lru_cache(maxsize=16)
