@@ -1,5 +1,6 @@
 """Checks the shape of the `optimizer` package: no import cycles, no import pointing up the layers, no module over
-MAX_LINES lines. Imports inside functions count: a lazy import is still a dependency.
+MAX_LINES lines, every subpackage listed in pyproject.toml (or a wheel would leave it out). Imports inside functions
+count: a lazy import is still a dependency.
 
     python .ci/check_layout.py            # exit 0 when clean, 1 with every problem listed
     python .ci/check_layout.py --graph    # also print each module's imports
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,16 +28,12 @@ LAYERS: list[tuple[str, ...]] = [
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
      "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.references",
-     "optimizer.pool", "optimizer.search", "optimizer.gate",
-     "optimizer.task_check", "optimizer.server_faults", "optimizer.server_results", "optimizer.trial_owner",
-     "optimizer.study_storage", "optimizer.server_leases"),
+     "optimizer.pool", "optimizer.search", "optimizer.gate", "optimizer.trial_owner", "optimizer.study_storage"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
      "optimizer.episode",
-     "optimizer.task_generate", "optimizer.task_offline", "optimizer.task_explore", "optimizer.html_report",
-     "optimizer.pin",
-     "optimizer.context",
-     "optimizer.evaluate"),
+     "optimizer.tasks.generate", "optimizer.tasks.offline", "optimizer.tasks.explore", "optimizer.html_report",
+     "optimizer.pin", "optimizer.context", "optimizer.evaluate"),
     # 4: one owner of an open run
     ("optimizer.harness",),
     # 5: the libraries behind the commands
@@ -147,6 +145,10 @@ def problems(graph: dict[str, set[str]]) -> list[str]:
         lines = len(path.read_text(encoding="utf-8").splitlines())
         if lines > MAX_LINES:
             out.append(f"{path.relative_to(ROOT)}: {lines} lines (at most {MAX_LINES})")
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        if (package := module_name(init)) not in listed:
+            out.append(f"{package}: not in pyproject.toml's [tool.setuptools] packages")
     return out
 
 

@@ -25,8 +25,8 @@ from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
 from optimizer.scoring import choice_verdict, confusion, response_text, score
-from optimizer.server_leases import Lease, Leases, may_change_state
 from optimizer.servers import ServerPool
+from optimizer.servers.leases import Lease, Leases, may_change_state
 from optimizer.store import RunStore, StoredEpisode, episode_key
 from optimizer.tasks import Task
 from optimizer.tool_search import SearchMode, ToolSearch
@@ -84,7 +84,7 @@ class EvalSettings:
     tool_search: SearchMode = "off"
     """Defer every tool behind a search tool (see tool_search.py)."""
     isolate: bool = False
-    """Restart the server after each episode that changed its state, which runs alone (see server_leases.py)."""
+    """Restart the server after each episode that changed its state, which runs alone (see servers/leases.py)."""
 
 
 @dataclass(frozen=True)

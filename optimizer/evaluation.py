@@ -15,7 +15,7 @@ from optimizer.harness import Harness, open_harness
 from optimizer.models.base import AgentModel
 from optimizer.models.reader import ToolRanker
 from optimizer.scoring import accuracy_table
-from optimizer.server_leases import state_report
+from optimizer.servers.leases import state_report
 
 
 async def run_eval(

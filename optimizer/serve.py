@@ -22,7 +22,7 @@ Contract:
   HTTP on http://127.0.0.1:PORT/mcp. Serving stops when the stdio client closes stdin or on SIGINT/SIGTERM;
   the upstream is shut down before `serve` returns.
 
-Only this module and `servers.py` import `mcp`.
+Only this module and `servers/connections.py` import `mcp`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,14 @@ from optimizer import __version__
 from optimizer.definitions import Candidate, Catalog, DefinitionError, Exposed, ToolDef, apply
 from optimizer.patch import load_overlay
 from optimizer.pin import LockError, differences, load_lock
-from optimizer.servers import CONNECTION_CLOSED, REQUEST_TIMEOUT, ServerCrashed, ServerError, ServerPool, ServerSpec
+from optimizer.servers.connections import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    ServerCrashed,
+    ServerError,
+    ServerPool,
+    ServerSpec,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import ToolDef
-from optimizer.server_leases import Lease, Leases, may_change_state, state_report
 from optimizer.servers import ServerPool, ServerSpec, python_command
+from optimizer.servers.leases import Lease, Leases, may_change_state, state_report
 
 NOTES = python_command(str(Path(__file__).parent / "servers" / "notes_server.py"))
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from optimizer.servers import (
+from optimizer.servers.connections import (
     PING_DEADLINE,
     CallOutcome,
     Connection,

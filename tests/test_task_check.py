@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.task_check import check_tasks
 from optimizer.tasks import load_tasks
+from optimizer.tasks.check import check_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

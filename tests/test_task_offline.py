@@ -19,10 +19,10 @@ import yaml
 from optimizer.definitions import ToolDef
 from optimizer.scoring import Expect
 from optimizer.servers import ServerPool, ServerSpec
-from optimizer.task_explore import Observation, Seen, accepted, fillings, harvest
-from optimizer.task_generate import validate
-from optimizer.task_offline import question
 from optimizer.tasks import Task, load_tasks
+from optimizer.tasks.explore import Observation, Seen, accepted, fillings, harvest
+from optimizer.tasks.generate import validate
+from optimizer.tasks.offline import question
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = f"{sys.executable} {ROOT / 'tests/servers/projects_server.py'}"

@@ -1,4 +1,4 @@
-"""`optimizer tasks check`: what a task set needs before money is spent on it (see `optimizer.task_check`).
+"""`optimizer tasks check`: what a task set needs before money is spent on it (see `optimizer.tasks.check`).
 Exit codes: 0 no problem; 1 a problem was found; 2 usage or operational error (bad task file, server that does
 not start)."""
 
@@ -19,9 +19,9 @@ from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers, run_j
 from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable
 from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
 from optimizer.servers import ServerError, ServerSpec, one_connection
-from optimizer.task_check import CheckReport, check_tasks, replay
-from optimizer.task_generate import GenerateError, GenerateSettings, run_generation
 from optimizer.tasks import TaskError, TaskSet, load_tasks
+from optimizer.tasks.check import CheckReport, check_tasks, replay
+from optimizer.tasks.generate import GenerateError, GenerateSettings, run_generation
 
 tasks_app = typer.Typer(help="Work with task sets: generate one for a server that has none (Claude), check one "
                         "before spending on it.",

@@ -22,7 +22,7 @@ from optimizer.patch import definitions_diff, save_overlay
 from optimizer.pin import write_lock
 from optimizer.prices import PriceTable, load_prices
 from optimizer.scoring import accuracy_table
-from optimizer.server_leases import state_report
+from optimizer.servers.leases import state_report
 from optimizer.source import source_patch
 from optimizer.store import StoredEpisode
 

@@ -24,8 +24,8 @@ from optimizer.harness import Harness, open_harness
 from optimizer.html_report import changes_of
 from optimizer.patch import load_overlay
 from optimizer.regress.outputs import write_report_html
-from optimizer.server_leases import state_report
 from optimizer.servers import ServerError, ServerPool, ServerSpec
+from optimizer.servers.leases import state_report
 from optimizer.store import StoredEpisode
 
 

@@ -30,8 +30,8 @@ from mcp.types import EmptyResult, PingRequest
 
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.secrets import SECRET_WORDS, redact_argv, redact_text, scrubbed_environ, secret_values
-from optimizer.server_faults import NOT_MCP, NOT_MCP_GRACE, http_refusal
-from optimizer.server_results import result_text, tool_def
+from optimizer.servers.faults import NOT_MCP, NOT_MCP_GRACE, http_refusal
+from optimizer.servers.results import result_text, tool_def
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001

@@ -24,7 +24,7 @@ from typing import Any
 from optimizer.definitions import ToolDef
 from optimizer.lint.rules_security import changes_state
 from optimizer.lint.vocabulary import KEEPING_VERBS, action_verb
-from optimizer.servers import CallOutcome, Connection, ServerPool
+from optimizer.servers.connections import CallOutcome, Connection, ServerPool
 
 
 def may_change_state(tool: ToolDef) -> bool:

@@ -1,5 +1,5 @@
 """What the MCP SDK's answers become here: a listed tool as a `ToolDef`, a call's content blocks as the text an agent
-reads. Duck-typed on the SDK's models (only `servers.py` imports `mcp`)."""
+reads. Duck-typed on the SDK's models (only `connections.py` imports `mcp`)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """`optimizer tasks generate --offline`: a stand-in task generator that needs no model; its tasks say OFFLINE.
 
-From what `task_explore.explore` found:
+From what `explore.explore` found:
 - `lookup`: one call, a question on one value of its result (a labelled field, an item's field named by the item,
   or a value a listing shows) that was the same in both calls, is not an argument and does not name today;
 - `multi_step`: a value one result shows in one place is the argument of another tool's call;
 - `tool_choice`: which tool a request needs, no answer, for a tool it could not call or whose tasks do not hold.
 Every tool gets a task before any gets a second; at most `n`. Prompts are built from the tool's description (its
 first sentence) and the arguments in plain words: they never write a tool's or a parameter's identifier.
-Validation is `task_generate.validate`, as for Claude's tasks.
+Validation is `generate.validate`, as for Claude's tasks.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.result_text import substantive
 from optimizer.scoring import Expect
-from optimizer.task_explore import Exploration, Observation, Seen, accepted, fitting, harvest
 from optimizer.tasks import Task, assign_split
+from optimizer.tasks.explore import Exploration, Observation, Seen, accepted, fitting, harvest
 from optimizer.text import STOPWORDS, first_sentence, words
 from optimizer.values import ENTITY_KINDS, KIND_AS_WORD
 

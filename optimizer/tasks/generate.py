@@ -14,7 +14,7 @@ Contract of `generate`:
 
 Contract of `validate` (both generators): a task is dropped, with the reason, when its calls use a tool the
 generator may not call, when its prompt names a tool or a parameter, when it repeats (or nearly repeats) another,
-or when replaying its calls does not return its answer (`task_check.replay`). `run_generation` replays on a fresh
+or when replaying its calls does not return its answer (`check.replay`). `run_generation` replays on a fresh
 server connection, so answers that change with each start of the server (a temporary directory, a clock, a
 generated id) are dropped.
 """
@@ -32,7 +32,6 @@ from typing import Any
 
 import yaml
 
-from optimizer import task_explore, task_offline
 from optimizer.definitions import Catalog
 from optimizer.files import atomic_write
 from optimizer.models import Providers, ProviderSettings
@@ -41,8 +40,10 @@ from optimizer.prices import PriceTable
 from optimizer.prompt_files import fence, load_prompt, render
 from optimizer.scoring import Expect
 from optimizer.servers import CallOutcome, ServerPool, ServerSpec
-from optimizer.task_check import check_tasks, replay
 from optimizer.tasks import Task, TaskSet, assign_split
+from optimizer.tasks.check import check_tasks, replay
+from optimizer.tasks.explore import explore as explore_server
+from optimizer.tasks.offline import OFFLINE_KINDS, draft, offline_tasks, ordered
 
 SUBMIT = "submit_tasks"
 OFFLINE_GENERATOR = "optimizer tasks generate --offline (OFFLINE stand-in, no model)"
@@ -266,7 +267,7 @@ def yaml_items(tasks: Sequence[Task]) -> list[dict[str, Any]]:
 
 def mix(tasks: Sequence[Task]) -> dict[str, int]:
     """Tasks per kind (the last tag), every kind either generator writes."""
-    return {kind: sum(kind in t.tags for t in tasks) for kind in dict.fromkeys((*KINDS, *task_offline.OFFLINE_KINDS))}
+    return {kind: sum(kind in t.tags for t in tasks) for kind in dict.fromkeys((*KINDS, *OFFLINE_KINDS))}
 
 
 def covered(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str]) -> dict[str, str]:
@@ -277,14 +278,14 @@ def covered(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str])
 
 async def generate_offline(catalog: Catalog, call: CallTool, *, n: int, heldout: float, refused: Mapping[str, str],
                            seed: int, run: Generation) -> Generation:
-    """The OFFLINE stand-in (`optimizer.task_offline`): explore, then write tasks; not validated yet."""
-    explored = await task_explore.explore(catalog, call, refused, seed=seed)
+    """The OFFLINE stand-in (`optimizer.tasks.offline`): explore, then write tasks; not validated yet."""
+    explored = await explore_server(catalog, call, refused, seed=seed)
     run.calls += explored.calls
-    drafts = task_offline.draft(catalog, explored, seed=seed)
-    items = task_offline.ordered(drafts, n)
+    drafts = draft(catalog, explored, seed=seed)
+    items = ordered(drafts, n)
     run.submitted = len(items)
-    run.tasks = task_offline.offline_tasks(items, heldout, _offline_made())
-    run.fallback = task_offline.offline_tasks(list(drafts.fallback.values()), heldout, _offline_made(),
+    run.tasks = offline_tasks(items, heldout, _offline_made())
+    run.fallback = offline_tasks(list(drafts.fallback.values()), heldout, _offline_made(),
                                               start=len(items) + 1)
     return run
 
