@@ -25,7 +25,8 @@ class EvalConfig(BaseModel):
     tasks: str = Field(description="Task file or directory (YAML, JSONL, the cookbook's or the MCP-builder's "
                        "evaluation XML).")
     models: tuple[str, ...] = Field(description="Model strings, e.g. sim:lexical.")
-    overlay: str | None = Field(None, description="Overlay JSON applied to the definitions (format: see README).")
+    overlay: str | None = Field(None, description="Overlay JSON applied to the definitions (format: docs/commands.md, "
+                                "Overlays).")
     epochs: int = Field(1, ge=1, description="Runs of each task per model.")
     heldout: float = Field(0.3, ge=0, le=1, description="Share of tasks held out when a task sets no split.")
     seed: int = Field(0, description="Seed for every random choice (offline agents' noise, the search).")
