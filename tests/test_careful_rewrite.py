@@ -64,7 +64,7 @@ def test_a_careful_rewrite_wins_and_bad_proposals_and_edits_are_screened_out(tmp
 
 def memory_run(tmp_path: Path) -> tuple[dict[str, Any], Path, Proposals]:
     if not PROGRAM.exists() or shutil.which("node") is None:
-        pytest.skip(f"{PROGRAM} or node is missing (.ci/run installs them)")
+        pytest.skip(f"{PROGRAM} or node is missing (tests/installs.py installs them)")
     from conftest import _invoke
 
     runs = tmp_path

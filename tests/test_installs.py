@@ -48,8 +48,8 @@ def test_a_failed_install_fails_nothing_and_says_why(monkeypatch: pytest.MonkeyP
 
 
 REASONS = [  # node id, skip reason: what the tests say today
-    ("tests/test_report_html.py::test_a", "chromium is not installed (.ci/run installs it)"),
-    ("tests/test_report_html.py::test_b", "Skipped: chromium is not installed (.ci/run installs it)"),
+    ("tests/test_report_html.py::test_a", "chromium is not installed (tests/installs.py installs it)"),
+    ("tests/test_report_html.py::test_b", "Skipped: chromium is not installed (tests/installs.py installs it)"),
     ("tests/test_lint.py::test_time", "mcp-server-time is not installed next to /v/bin/python (pip install x)"),
     ("tests/test_lint_security.py::test_x[time]", "the time server is not installed, or node is missing (...)"),
     ("tests/test_lint_security.py::test_x[sqlite]", "the sqlite server is not installed, or node is missing (...)"),

@@ -385,7 +385,7 @@ def test_everything_server_lints() -> None:
     if NODE is None:
         pytest.skip("node is not on PATH (needed for @modelcontextprotocol/server-everything)")
     if not EVERYTHING.exists():
-        pytest.skip(f"{EVERYTHING} is missing; .ci/run installs @modelcontextprotocol/server-everything there")
+        pytest.skip(f"{EVERYTHING} is missing; tests/installs.py installs it there")
     report = lint(asyncio.run(_catalog(ServerSpec(argv=(NODE, str(EVERYTHING), "stdio")))))
     assert len(report.tools) >= 10 and 0 <= report.score <= 100
     sarif_structure(to_sarif(report))

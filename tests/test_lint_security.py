@@ -486,11 +486,11 @@ TEST_BED: Mapping[str, tuple[Path, ...]] = {
 def test_published_servers_have_no_security_findings(name: str) -> None:
     if name == "everything":
         if not EVERYTHING.exists() or NODE is None:
-            pytest.skip("mcp-server-everything or node is missing (.ci/run installs them)")
+            pytest.skip("mcp-server-everything or node is missing (tests/installs.py installs them)")
         spec = ServerSpec(argv=(str(NODE), str(EVERYTHING), "stdio"))
     else:
         if not all(p.exists() for p in TEST_BED[name]) or (name in ("filesystem", "memory") and NODE is None):
-            pytest.skip(f"the {name} server is not installed, or node is missing (.ci/run installs them)")
+            pytest.skip(f"the {name} server is not installed, or node is missing (tests/installs.py installs them)")
         spec = ServerSpec.parse(f"{sys.executable} {PUBLISHED / name / 'serve.py'}")
     catalog = asyncio.run(_catalog(spec))
     assert len(catalog.tools) >= 2

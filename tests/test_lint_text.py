@@ -380,7 +380,7 @@ PUBLISHED: dict[str, tuple[Path, Callable[[Path], ServerSpec]]] = {
 def test_published_servers_have_no_text_findings(name: str, tmp_path: Path) -> None:
     program, spec = PUBLISHED[name]
     if not program.exists() or (program.parent == NPM_BIN and NODE is None):
-        pytest.skip(f"{program} is not installed, or node is missing (.ci/run installs them)")
+        pytest.skip(f"{program} is not installed, or node is missing (tests/installs.py installs them)")
     catalog = asyncio.run(_catalog(spec(tmp_path)))
     assert len(catalog.tools) >= 2
     assert text_findings(catalog) == []
@@ -411,7 +411,7 @@ def test_test_bed_winners_add_no_text_findings(name: str, optimized: Callable[[s
     every server of the test bed."""
     program, _ = PUBLISHED[name]
     if not program.exists() or (program.parent == NPM_BIN and NODE is None):
-        pytest.skip(f"{program} is not installed, or node is missing (.ci/run installs them)")
+        pytest.skip(f"{program} is not installed, or node is missing (tests/installs.py installs them)")
     run_dir = optimized(f"published/{name}")
     server = f"{sys.executable} {REPO / 'examples' / 'published' / name / 'serve.py'}"
     catalog = asyncio.run(_catalog(ServerSpec.parse(server)))

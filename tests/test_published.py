@@ -1,5 +1,5 @@
 """Published MCP servers the harness must work with: `mcp-server-time` (PyPI) and
-`@modelcontextprotocol/server-everything` (npm). `.ci/run` installs both; without them these tests skip."""
+`@modelcontextprotocol/server-everything` (npm). tests/installs.py installs both; without them these tests skip."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def needs_everything() -> None:
     if NODE is None:
         pytest.skip("node is not on PATH (needed for @modelcontextprotocol/server-everything)")
     if not EVERYTHING.exists():
-        pytest.skip(f"{EVERYTHING} is missing; install it with "
-                    f"npm install --prefix {NPM_PREFIX} @modelcontextprotocol/server-everything (.ci/run does)")
+        pytest.skip(f"{EVERYTHING} is missing; install it with npm install --prefix {NPM_PREFIX} "
+                    "@modelcontextprotocol/server-everything (tests/installs.py does)")
 
 
 async def list_and_call(spec: ServerSpec, name: str, arguments: dict[str, Any]) -> tuple[Catalog, CallOutcome]:

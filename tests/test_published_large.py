@@ -2,8 +2,8 @@
 `excel-mcp-server` (examples/published/excel): each fixture builds the same thing twice; each launcher serves it
 over stdio to the real mcp client with the tool count and definition size their READMEs claim, answers a real call
 from the fixture and removes its scratch directory on exit; and each task set passes `optimizer tasks check
---replay`. `.ci/run` installs both servers (npm into .ci/cache/npm, PyPI into .ci/cache/excel-venv); without them
-these tests skip."""
+--replay`. tests/installs.py installs both servers (npm into .ci/cache/npm, PyPI into .ci/cache/excel-venv); without
+them these tests skip."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def needs(server: Large) -> None:
     if server is GIT and shutil.which("git") is None:
         pytest.skip("git is not on PATH (the git server runs it)")
     if not server.program.exists():
-        pytest.skip(f"{server.program} is not installed (.ci/run installs it; see examples/published/"
+        pytest.skip(f"{server.program} is not installed (tests/installs.py installs it; see examples/published/"
                     f"{server.name}/README.md)")
 
 

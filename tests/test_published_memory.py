@@ -1,6 +1,6 @@
 """The published-server test bed's `@modelcontextprotocol/server-memory` folder (examples/published/memory):
-the seeded graph, the launcher over stdio with the real mcp client, and the task files. `.ci/run` installs
-the server; without it (or without node) these tests skip."""
+the seeded graph, the launcher over stdio with the real mcp client, and the task files. tests/installs.py
+installs the server; without it (or without node) these tests skip."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def needs_server() -> None:
         pytest.skip("node is not on PATH (needed for @modelcontextprotocol/server-memory)")
     if not BINARY.exists():
         pytest.skip(f"{BINARY} is missing; install it with "
-                    f"npm install --prefix {NPM_PREFIX} @modelcontextprotocol/server-memory (.ci/run does)")
+                    f"npm install --prefix {NPM_PREFIX} @modelcontextprotocol/server-memory (tests/installs.py does)")
 
 
 def load_fixture() -> ModuleType:

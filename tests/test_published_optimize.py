@@ -25,7 +25,7 @@ NEEDS = {"filesystem": NPM_BIN / "mcp-server-filesystem", "memory": NPM_BIN / "m
 def needs(name: str) -> None:
     program = NEEDS.get(name)
     if program is not None and (not program.exists() or shutil.which("node") is None and program.parent == NPM_BIN):
-        pytest.skip(f"{program} is not installed (.ci/run installs it)")
+        pytest.skip(f"{program} is not installed (tests/installs.py installs it)")
 
 
 def summary(run_dir: Path) -> dict[str, Any]:

@@ -36,7 +36,8 @@ def test_word_diff_marks_removed_and_added_words() -> None:
     assert word_diff("a <b>", "a") == ("a<del> &lt;b&gt;</del>", "a")
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed (.ci/run installs it)")
+@pytest.mark.skipif(shutil.which("chromium") is None,
+                    reason="chromium is not installed (tests/installs.py installs it)")
 @pytest.mark.slow
 def test_the_optimize_report_renders_in_chromium(optimized: Optimized, tmp_path: Path) -> None:
     run_dir = optimized("support")

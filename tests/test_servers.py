@@ -392,7 +392,7 @@ def test_dump_against_a_missing_command_exits_2(run_cli: Callable[..., Any], tmp
 @pytest.mark.legacy
 def test_legacy_mcp1_server_lists_and_answers(tmp_path: Path) -> None:
     if not MCP1_PYTHON.exists():
-        pytest.skip(f"needs the mcp 1.x virtualenv at {MCP1_PYTHON} (made by .ci/run: pip install 'mcp<2')")
+        pytest.skip(f"needs the mcp 1.x virtualenv at {MCP1_PYTHON} (made by tests/installs.py: pip install 'mcp<2')")
     spec = ServerSpec(argv=(str(MCP1_PYTHON), str(SERVERS / "legacy_server.py")))
 
     async def go() -> tuple[list[str], CallOutcome, CallOutcome]:

@@ -20,7 +20,7 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 def screenshot(page: Path, out: Path, *, width: int = 1280, height: int = 2400) -> list[str]:
     """Render `page` (a file) into the PNG `out`; return the console messages the page logged."""
-    assert CHROMIUM is not None, "chromium is not installed (.ci/run installs Debian's chromium)"
+    assert CHROMIUM is not None, "chromium is not installed (tests/installs.py installs it)"
     with tempfile.TemporaryDirectory() as profile:
         result = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
                                  f"--screenshot={out}", page.resolve().as_uri()],
