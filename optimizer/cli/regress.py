@@ -33,7 +33,7 @@ REGRESS_OPTIONS = [
 ]
 
 
-@with_options(config_options(RegressConfig, skip={"models"}), REGRESS_OPTIONS, run_options("regress"))
+@with_options(config_options(RegressConfig, skip={"models", "overlay"}), REGRESS_OPTIONS, run_options("regress"))
 def regress_command(**options: Any) -> None:
     """Compare new definitions (--candidate) or a new server version against the baseline, per model, paired
     per task on the same tasks. Exit 0 pass, 1 regression, 2 error. With GITHUB_STEP_SUMMARY set, the Markdown

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from optimizer.config import EvalConfig, RunError
 from optimizer.definitions import Candidate, Catalog, DefinitionError
@@ -49,6 +49,13 @@ class RegressConfig(EvalConfig):
                                  "margin or more regresses, anything between is inconclusive.")
     fail_on: Literal["regressed", "inconclusive"] = Field("regressed", description="'inconclusive' also fails "
                                                           "models whose non-inferiority could not be shown.")
+
+    @field_validator("overlay")
+    @classmethod
+    def _sides_not_overlay(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError("regress compares two sides: give --candidate (and --baseline), not --overlay")
+        return value
 
 
 @dataclass(frozen=True)
