@@ -133,19 +133,24 @@ class Context:
     def __bool__(self) -> bool:
         return bool(self.servers)
 
-    def expose(self, exposed: Exposed) -> tuple[Exposed, list[str]]:
-        """The target's exposed tools followed by every context tool, and a note per context tool left out
-        because the target (or an earlier context server) already shows a tool of that name."""
+    def expose(self, exposed: Exposed, naming: ClientNaming = "plain",
+               target_server: str = "") -> tuple[Exposed, list[str]]:
+        """The target's exposed tools followed by every context tool, as the client names them (`client_names`,
+        the target's tools under `target_server`). Under plain naming a context tool whose name is already shown
+        (by the target or an earlier context server) is left out, with a note; under claude-code naming every name
+        carries its server, so every tool is shown."""
         tools, routing, notes = list(exposed.tools), dict(exposed.routing), []
         for server in self.servers:
             for tool in server.catalog.tools:
-                if tool.name in routing:
+                original = f"{server.name}{SEPARATOR}{tool.name}"
+                shown = tool.name if naming == "plain" else original
+                if shown in routing:
                     notes.append(f"context server {server.name!r}: {tool.name} is left out, a tool of that name "
                                  "is already shown (use --client-naming claude-code to show both)")
                     continue
-                tools.append(tool)
-                routing[tool.name] = f"{server.name}{SEPARATOR}{tool.name}"
-        return Exposed(tuple(tools), routing), notes
+                tools.append(replace(tool, name=shown))
+                routing[shown] = original
+        return client_names(Exposed(tuple(tools), routing), naming, target_server), notes
 
     def call(self, target: CallTool) -> CallTool:
         """A call router: target tools go to `target`, context tools to their server when read-only."""
@@ -190,8 +195,8 @@ def client_names(exposed: Exposed, naming: ClientNaming, target_server: str) -> 
     tools, routing = [], {}
     for tool in exposed.tools:
         original = exposed.routing[tool.name]
-        server, sep, _ = original.partition(SEPARATOR)
-        name = f"mcp__{_NAME.sub('_', server if sep else target_server)}__{tool.name}"
+        server, sep, bare = original.partition(SEPARATOR)
+        name = f"mcp__{_NAME.sub('_', server if sep else target_server)}__{bare if sep else tool.name}"
         tools.append(replace(tool, name=name))
         routing[name] = original
     return Exposed(tuple(tools), routing)

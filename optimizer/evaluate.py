@@ -117,8 +117,9 @@ async def evaluate(
         return context.call(lease.call) if context else lease.call
 
     if context:
-        exposed, _ = context.expose(exposed)
-    exposed = client_names(exposed, naming, catalog.server_name)
+        exposed, _ = context.expose(exposed, naming, catalog.server_name)
+    else:
+        exposed = client_names(exposed, naming, catalog.server_name)
     search = ToolSearch(exposed, settings.tool_search) if settings.tool_search != "off" else None
     exposed_digest = exposed.digest if search is None else digest([exposed.digest, "tool-search", search.mode])
     result = EvalResult(candidate=candidate.key)

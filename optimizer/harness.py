@@ -161,7 +161,7 @@ async def _opened(
         notices = _safety(catalog, config)
         candidate = _candidate(config, catalog)
         if context:
-            notices += context.expose(apply(catalog, candidate))[1]
+            notices += context.expose(apply(catalog, candidate), config.client_naming, catalog.server_name)[1]
         try:
             taskset.check_tools(catalog.names)
         except TaskError as exc:

@@ -107,6 +107,18 @@ def test_claude_code_names_every_tool_after_its_server() -> None:
     assert client_names(exposed, "plain", "support") is exposed
 
 
+def test_claude_code_naming_shows_tools_of_the_same_name_from_every_server() -> None:
+    target = Catalog("support", (ToolDef("search", "Our own search."),))
+    context = Context([ContextServer(name, None, Catalog(name, (ToolDef("search", f"Find in {name}."),)))  # type: ignore[arg-type]
+                       for name in ("docs", "wiki")])
+    shown, notes = context.expose(apply(target, Candidate()), "claude-code", "support")
+    assert [t.name for t in shown.tools] == ["mcp__support__search", "mcp__docs__search", "mcp__wiki__search"]
+    assert [shown.original(t.name) for t in shown.tools] == ["search", "docs:search", "wiki:search"]
+    assert notes == []
+    plain, notes = context.expose(apply(target, Candidate()))
+    assert [t.name for t in plain.tools] == ["search"] and len(notes) == 2
+
+
 # --- eval in context ---------------------------------------------------------------------------------------------
 
 @pytest.mark.slow
