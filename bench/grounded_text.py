@@ -36,7 +36,7 @@ from optimizer.optimize import OptimizeConfig, run_optimize  # noqa: E402
 from optimizer.propose.evidence import build_evidence  # noqa: E402
 from optimizer.propose.leakage import leaked_phrases  # noqa: E402
 from optimizer.propose.rules import RulesProposer  # noqa: E402
-from optimizer.propose.safety import catalog_text  # noqa: E402
+from optimizer.propose.safety import catalog_strings  # noqa: E402
 from optimizer.review import load_review  # noqa: E402
 from optimizer.store import RunStore, StoredEpisode  # noqa: E402
 from optimizer.tasks import load_tasks  # noqa: E402
@@ -81,17 +81,18 @@ def measure(server: Server, runs: Path) -> dict[str, Any]:
     summary = asyncio.run(run_optimize(config, runs_dir=runs, run_id=server.name.replace("/", "-")))
     run_dir = Path(summary["run_dir"])
     review = load_review(run_dir)
-    own = catalog_text(review.catalog)
+    strings = catalog_strings(review.catalog)
     episodes = baseline_episodes(run_dir, summary["baseline"]["candidate"])
     results = [str(c.get("result") or "") for e in episodes for c in e.data.get("calls") or ()
                if isinstance(c, dict) and not c.get("is_error")]
     prompts = [t.prompt for t in load_tasks(server.tasks).split("train")]
     seen_values = {f.value for text in [*results, *prompts] for f in find_values(text, 0) if f.kind != "number"}
-    names = {w for text in results for w in _CAPITALISED.findall(text)} - set(_CAPITALISED.findall(own))
+    names = ({w for text in results for w in _CAPITALISED.findall(text)}
+             - {w for text in strings for w in _CAPITALISED.findall(text)})
     def judged(texts: list[tuple[str, str]]) -> list[dict[str, Any]]:
         return [{"where": where, "text": text, "values": sorted(v for v in seen_values if v in text),
                  "names": sorted(w for w in names if re.search(rf"\b{re.escape(w)}\b", text)),
-                 "leaked": leaked_phrases(text, prompts, known_text=[own])} for where, text in texts]
+                 "leaked": leaked_phrases(text, prompts, known_text=strings)} for where, text in texts]
 
     rows = judged(added_texts(review.catalog, review.winner))
     offered = judged(proposed(review.catalog, episodes, server.tasks))

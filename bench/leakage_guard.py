@@ -28,7 +28,7 @@ from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.propose.leakage import leaked_phrases
-from optimizer.propose.safety import catalog_text
+from optimizer.propose.safety import catalog_strings
 from optimizer.tasks import load_tasks
 from optimizer.text import STOPWORDS, words
 from optimizer.values import find_values
@@ -116,7 +116,7 @@ def real_proposals() -> list[dict[str, Any]]:
         texts = [text for c in data["answer"]["candidates"] for t in c["tools"]
                  for text in (t.get("description"), *(t.get("parameters") or {}).values()) if text]
         flagged = [found for text in texts
-                   if (found := leaked_phrases(text, [t.prompt for t in train], known_text=[catalog_text(catalog)],
+                   if (found := leaked_phrases(text, [t.prompt for t in train], known_text=catalog_strings(catalog),
                                                answers=[t.expect.answer for t in train]))]
         allowed = set(reviewed.get(path.stem, {}))
         rows.append({"server": path.stem, "texts": len(texts), "flagged": len(flagged),

@@ -13,7 +13,7 @@ from optimizer.lint import Observed, added_text_problems, new_errors
 from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.base import Evidence
 from optimizer.propose.leakage import leaked_phrases
-from optimizer.propose.safety import catalog_text, unsafe_reasons
+from optimizer.propose.safety import catalog_strings, catalog_text, unsafe_reasons
 from optimizer.references import given_names, settled, unexposed
 from optimizer.search import SearchResult, without
 from optimizer.tasks import Task
@@ -84,7 +84,7 @@ class Screen:
         self.catalog = catalog
         self.prompts = [t.prompt for t in train]
         self.answers = [t.expect.answer for t in train]
-        self.known_text = [catalog_text(catalog)]
+        self.known_text = catalog_strings(catalog)
         """the server's own words: text that repeats them copies nothing from the tasks"""
         self.allow_leakage = allow_leakage
         self.max_tokens = max_tokens

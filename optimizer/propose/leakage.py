@@ -233,9 +233,10 @@ def _index(prompts: tuple[str, ...], answers: tuple[str, ...]) -> _Index:
 
 @functools.lru_cache(maxsize=16)
 def _known(texts: tuple[str, ...]) -> _Known:
-    text = "\n".join(texts).lower()
+    """Words are read before lower-casing, so the server's "PivotTable" is the words a text's "PivotTable" is."""
+    text = "\n".join(texts)
     said = words(text)
-    return _Known(text, frozenset(said) | {stem(w) for w in said}, f" {' '.join(said)} ",
+    return _Known(text.lower(), frozenset(said) | {stem(w) for w in said}, f" {' '.join(said)} ",
                   frozenset(g for seq in _segments(text) for g in _grams(seq)))
 
 

@@ -140,10 +140,15 @@ def agent_instructions(text: str) -> list[str]:
     return [phrase for _, _, phrase in sorted(hits)]
 
 
+def catalog_strings(catalog: Catalog) -> list[str]:
+    """Every string of the original catalog (names, titles, descriptions, schemas), as the server wrote it: what the
+    leakage guard reads as the server's own text (its words are read before lower-casing: "PivotTable")."""
+    return [catalog.server_name, *(s for tool in catalog.tools for s in json_strings(tool.canonical()))]
+
+
 def catalog_text(catalog: Catalog) -> str:
-    """Every string of the original catalog (names, titles, descriptions, schemas), normalised, one per line."""
-    strings = [catalog.server_name, *(s for tool in catalog.tools for s in json_strings(tool.canonical()))]
-    return "\n".join(_norm(s) for s in strings)
+    """`catalog_strings`, normalised (lower-cased, whitespace collapsed), one per line."""
+    return "\n".join(_norm(s) for s in catalog_strings(catalog))
 
 
 def _find(catalog: Catalog, name: str) -> ToolDef | None:
