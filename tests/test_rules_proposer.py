@@ -15,8 +15,9 @@ from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.formats import invent as synthesise
+from optimizer.propose.formats import read_message
 from optimizer.propose.leakage import leaked_phrases
-from optimizer.propose.rules import RulesProposer
+from optimizer.propose.rules import RulesProposer, replacements
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task
 from optimizer.text import words
@@ -240,6 +241,28 @@ def test_a_retired_tool_whose_errors_name_its_replacement_points_to_it() -> None
                                                     k=1, seed=0))[0]
     assert candidate.edits["submit_claim"].description == "Submit an expense claim. Use file_claim instead."
     assert "file_claim" not in candidate.edits
+
+
+def test_a_tool_whose_errors_ask_for_another_tool_first_is_not_retired() -> None:
+    catalog = Catalog("vcs", (tool("show_log", "Show the history.", {"repo": "string"}),
+                              tool("open_repo", "Open a repository for this session.", {"repo": "string"})))
+    tasks = {f"l{n}": Task(f"l{n}", f"Show the last {n} commits.", Expect(tools=("show_log",)), "train")
+             for n in (3, 4)}
+    refused = "Error: no repository is open. Pass repo, or call open_repo first."
+
+    def ep(task_id: str) -> StoredEpisode:
+        data = {"prompt": tasks[task_id].prompt, "answer": "", "verdict": {"passed": False, "reason": ""},
+                "expected_tools": ["show_log"], "calls": [call("show_log", {}, refused, True)]}
+        return StoredEpisode(f"{task_id}-x", "sim:lexical", task_id, "train", "base", 0, "completed", False, data)
+
+    evidence = build_evidence([ep("l3"), ep("l4")], tasks)
+    assert replacements(catalog, [*evidence.failures, *evidence.successes]) == {}
+
+
+@pytest.mark.parametrize("message", ["Either names must be provided, or all must be true.", "force must be true",
+                                     "a label must be given"])
+def test_a_message_that_asks_for_a_value_to_be_there_names_no_kind_of_value(message: str) -> None:
+    assert read_message(message, []).text([]) == ""
 
 
 # --- a server the proposer has never seen -----------------------------------------------------------------

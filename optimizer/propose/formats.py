@@ -25,6 +25,9 @@ NOUNS = {"email": "email address", "phone": "phone number", "date": "ISO date", 
 FIXED = {"date": "YYYY-MM-DD", "time": "HH:MM"}
 """Kinds whose format is worth spelling out before the example."""
 SHOWN = frozenset(NOUNS)
+_PRESENCE = re.compile(r"(?:provided|given|specified|supplied|set|present|included|non-?empty|true|false)\b",
+                       re.IGNORECASE)
+"""What "must be provided" / "must be true" asks: that a value be there or a flag be on, not a kind of value."""
 _ASKS = re.compile(r"\b(?:must(?:\s+be|\s+look\s+like)?|should\s+be|expected|expects|needs\s+to\s+be|is\s+not|"
                    r"isn't|requires?|accepts?|takes?)\b\s*", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\s*,?\s*\b(like|such as|e\.g\.|for example|for instance)\s*:?\s*", re.IGNORECASE)
@@ -103,7 +106,7 @@ def read_message(message: str, sent: Iterable[str]) -> Format:
         return Format()
     what = re.split(r";|\.\s", asked[1], maxsplit=1)[0].strip()
     out = Format()
-    if re.match(r"not\b", what, re.IGNORECASE):
+    if re.match(r"not\b", what, re.IGNORECASE) or _PRESENCE.match(what):
         return out
     options = listed(what)
     if "one of:" in options:

@@ -65,9 +65,14 @@ class RulesProposer(OfflineProposer):
         return _written(catalog, current, facts, self.pointers, scope, self.prompts)
 
 
+_STEP_BEFORE = re.compile(r"\b(?:first|before|beforehand|prior\s+to)\b", re.IGNORECASE)
+"""An error that names another tool as a step to take first ("use git_set_working_dir first") names no replacement."""
+
+
 def replacements(catalog: Catalog, episodes: Sequence[EpisodeSeen]) -> dict[str, str]:
     """Tool -> the other catalog tool its errors name, for a tool whose every train call failed (and was called
-    at least twice) with errors that name exactly that one other tool."""
+    at least twice) with errors that name exactly that one other tool, never as a step to take first
+    (`_STEP_BEFORE`)."""
     results: dict[str, list[tuple[bool, str]]] = {}
     for episode in episodes:
         for call in episode.calls:
@@ -75,7 +80,7 @@ def replacements(catalog: Catalog, episodes: Sequence[EpisodeSeen]) -> dict[str,
                 results.setdefault(call.tool, []).append((call.is_error, call.result))
     out = {}
     for tool, seen in results.items():
-        if len(seen) < 2 or not all(error for error, _ in seen):
+        if len(seen) < 2 or not all(error and not _STEP_BEFORE.search(text) for error, text in seen):
             continue
         named = {name for _, text in seen for name in mentioned(text, catalog.names) if name != tool}
         if len(named) == 1:
