@@ -9,7 +9,7 @@ does not expose."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,14 @@ def candidate_from(pool: Pool, choice: Mapping[str, int], scheme: Scheme) -> Can
     pointed = {tool: repointed(edit, pool.references[tool][choice.get(tool, 0)], chosen) if tool in pool.references
                else edit for tool, edit in edits.items()}
     return Candidate(edits=pointed, scheme=scheme, word=pool.word)
+
+
+def smallest_choice(pool: Pool, size: Callable[[str, ToolEdit], int]) -> dict[str, int]:
+    """Per tool, the index of its edit that `size(tool, edit)` finds smallest (the earliest on a tie, so the current
+    edit when nothing is smaller): with `candidate_from`, the token end of a shrink's search, which sampling seldom
+    reaches when the pool is large."""
+    return {tool: min(range(len(options)), key=lambda i: (size(tool, options[i]), i))
+            for tool, options in pool.edits.items()}
 
 
 def choice_of(pool: Pool, candidate: Candidate) -> tuple[dict[str, int], Scheme]:

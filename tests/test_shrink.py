@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from optimizer.definitions import Candidate, Catalog, ToolDef, apply
+from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.optimize.config import SHRINK_MARGIN, OptimizeConfig, gate_settings
+from optimizer.optimize.rounds import smallest_mix
 from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.shrink import ShrinkProposer, kept_sentences, redundant_parameter
@@ -95,6 +96,20 @@ def test_the_gate_of_a_shrink_tests_non_inferiority() -> None:
     assert gate_settings(OptimizeConfig(**base)) == (0.0, None)
 
 
+def test_the_smallest_mix_takes_each_tools_smallest_edit_from_any_proposal() -> None:
+    catalog = Catalog("notes", (ToolDef("read_note", "Read a note by its id. " * 4),
+                                ToolDef("list_notes", "List every note with its id. " * 4)))
+    short_read = {"read_note": ToolEdit(description="Read a note by id.")}
+    short_list = {"list_notes": ToolEdit(description="List notes.")}
+    longer = {"read_note": ToolEdit(description="Read one note by its id, with its text. " * 5)}
+    first, second = Candidate(edits=short_read), Candidate(edits={**short_list, **longer})
+    mix = smallest_mix(catalog, Candidate(), [first, second])
+    assert mix is not None and mix.edits == {**short_read, **short_list}
+    assert definition_tokens(catalog, mix) < min(definition_tokens(catalog, c) for c in (first, second))
+    assert smallest_mix(catalog, Candidate(), [mix]) is None  # already proposed
+    assert smallest_mix(catalog, Candidate(), [Candidate(edits=longer)]) is None  # nothing smaller than current
+
+
 VERBOSE = '''
 from mcp.server.mcpserver import MCPServer
 server = MCPServer("notes", log_level="WARNING")
@@ -137,6 +152,7 @@ def test_optimize_goal_shrink_offline_cuts_tokens_and_reports_the_saving(run_cli
     assert tokens["saved_per_1000_requests"] == (tokens["baseline"] - tokens["winner"]) * 1000
     assert set(tokens["per_tool"]) == {"read_note", "list_notes", "search_notes"}
     assert summary["gate"]["margin"] == SHRINK_MARGIN and summary["gate"]["max_drop"] is None
+    assert "smallest_mix" in summary["rounds"][0]
     for model, verdict in summary["gate"]["models"].items():
         assert verdict["p_noninferior"] is not None, model  # the non-inferiority test ran
     overlay = json.loads((tmp_path / "runs" / "s" / "overlay.json").read_text(encoding="utf-8"))

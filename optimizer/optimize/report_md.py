@@ -204,7 +204,7 @@ def _rounds_section(data: dict[str, Any]) -> list[str]:
     if unfit:
         lines += ["", "Made by the search from several proposals and not shipped (screened whole once more):", ""]
         lines += [f"- round {n}: {x['candidate']} — {_quoted(x['reason'])}" for n, x in unfit]
-    lines += _proposer_lines(data["rounds"]) + _front_lines(data["rounds"])
+    lines += _proposer_lines(data["rounds"]) + _front_lines(data["rounds"], data.get("goal", "accuracy"))
     return lines + [""]
 
 
@@ -219,17 +219,24 @@ def _rejection_line(round_: int, entry: dict[str, Any]) -> str:
             f"{_quoted(entry.get('reason', ''))}{then}")
 
 
-def _front_lines(rounds: list[dict[str, Any]]) -> list[str]:
+def _front_lines(rounds: list[dict[str, Any]], goal: str = "accuracy") -> list[str]:
     """Each round's accuracy-vs-tokens front on train and which member was picked: the smallest within the noise
-    of the most accurate (see `rounds.select`)."""
-    rows = [f"| {r['round']} | {f['candidate']}{' (current)' if f.get('current') else ''} | {f['accuracy']:.0%} | "
-            f"{f['tokens']:,} | "
+    of the most accurate (`rounds.select`), or for a shrink of the baseline for every model (`rounds.select_smaller`),
+    the smallest mix of the proposals' edits marked."""
+    def label(r: dict[str, Any], f: dict[str, Any]) -> str:
+        notes = [*(["current"] if f.get("current") else []),
+                 *(["smallest mix"] if f["candidate"] == r.get("smallest_mix") else [])]
+        return f"{f['candidate']}{' (' + ', '.join(notes) + ')' if notes else ''}"
+
+    rows = [f"| {r['round']} | {label(r, f)} | {f['accuracy']:.0%} | {f['tokens']:,} | "
             f"{ {True: 'yes', False: 'no', None: '–'}[f['within_noise']] } | {'✓' if f['selected'] else ''} |"
             for r in rounds for f in r.get("front", [])]
     if not rows:
         return []
-    return ["", "Accuracy vs definition tokens (train; the smallest candidate within the noise of the most accurate, "
-            "--token-tolerance standard errors of the paired difference, is picked):", "",
+    rule = ("the smallest candidate whose train results are within the noise of the baseline's for every model"
+            if goal == "shrink" else "the smallest candidate within the noise of the most accurate")
+    return ["", f"Accuracy vs definition tokens (train; {rule}, --token-tolerance standard errors of the paired "
+            "difference, is picked):", "",
             "| round | candidate | train | tokens | within noise | picked |",
             "|---|---|---|---|---|---|", *rows]
 

@@ -13,15 +13,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.definitions import Candidate, digest
+from optimizer.definitions import Candidate, Catalog, ToolEdit, digest
 from optimizer.evaluate import EvalResult
 from optimizer.gate import ModelVerdict
 from optimizer.harness import Harness
 from optimizer.models.base import ModelUnavailable
 from optimizer.optimize.config import OptimizeConfig
-from optimizer.optimize.tokens import definition_tokens
+from optimizer.optimize.tokens import definition_tokens, tokens_per_tool
 from optimizer.patch import overlay_from_json
-from optimizer.pool import pool_from
+from optimizer.pool import candidate_from, pool_from, smallest_choice
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.search import ChunkScore, SearchConfig, SearchResult, search
 from optimizer.stats import within_noise
@@ -59,6 +59,9 @@ class RoundLog:
     front: list[dict[str, Any]] = field(default_factory=list)
     """The round's accuracy-vs-tokens front on train, best first: {candidate, accuracy, tokens, within_noise (None:
     not compared), current (the best before the round), selected}."""
+    smallest_mix: str | None = None
+    """A shrink's extra trial: the key of the candidate taking every tool's smallest edit of the pool (None when
+    that is one of the proposals or the current best)."""
 
 
 @dataclass
@@ -237,16 +240,34 @@ def make_objective(run: OptimizeRun, train: Sequence[Task]) -> Callable[[Candida
     return objective
 
 
+def smallest_mix(catalog: Catalog, current: Candidate, accepted: Sequence[Candidate]) -> Candidate | None:
+    """The candidate that takes, of every tool's edits in the pool of `current` and `accepted`, the one whose
+    definition costs the fewest tokens, under `current`'s scheme; None when that is `current` or one of `accepted`."""
+    pool = pool_from(current, accepted)
+
+    def size(tool: str, edit: ToolEdit) -> int:
+        return tokens_per_tool(catalog, Candidate(edits={} if edit.empty else {tool: edit}, scheme=current.scheme,
+                                                  word=pool.word))[tool]
+
+    mix = candidate_from(pool, smallest_choice(pool, size), current.scheme)
+    return None if mix.key in {current.key, *(c.key for c in accepted)} else mix
+
+
 async def search_round(
     run: OptimizeRun, number: int, best: Scored, accepted: Sequence[Candidate], train: Sequence[Task],
     log: RoundLog,
 ) -> SearchResult:
-    """Round `number`'s optuna study over the pool made of `best` and the accepted candidates; fills `log`."""
+    """Round `number`'s optuna study over the pool made of `best` and the accepted candidates (for a shrink, also
+    their smallest mix: `smallest_mix`); fills `log`."""
     config = run.config
     chunks = chunked(train, config.chunks)
     before = run.episodes["run"]
     storage = config.storage or f"sqlite:///{run.store.dir / 'run.db'}"
     context = {"runs_dir": str(run.store.dir.parent.resolve()), "run_id": run.store.run_id}
+    if config.goal == "shrink":
+        mix = smallest_mix(run.catalog, best.candidate, accepted)
+        if mix is not None:
+            accepted, log.smallest_mix = [*accepted, mix], mix.key
     outcome = await search(pool_from(best.candidate, accepted), accepted, make_objective(run, train),
                            SearchConfig(trials=config.trials, chunks=len(chunks), seed=config.seed,
                                         pareto=config.pareto or config.goal == "shrink", storage=storage,
