@@ -3,15 +3,16 @@ model's answer to it, kept as fixtures (tests/fixtures/proposals/<server>.json) 
 local fake Messages API.
 
     python bench/real_proposals.py capture [--only NAME,…]   # write each server's request (kept if answered)
-    python bench/real_proposals.py answer NAME ANSWER.json    # store a model's answer (the tool call's input)
+    python bench/real_proposals.py answer NAME ANSWER.json [--group N]  # store a model's answer (its call's input)
     python bench/real_proposals.py screen [--only NAME,…] [--json] [--overlays DIR] [--write docs/figures.md]
     (each with --goal shrink: a shrink run's request and answer, <server>.shrink.json)
 
 `capture` runs `optimize` on the server's task set with the simulated agents (test doubles whose calls and errors make
-the evidence)
-and claude-opus-5-5 as the proposer, through the local fake Messages API, and records the one proposer request it
-sends (system prompt, user message, the submit_candidates tool and tool_choice). A Claude model is then given that
-request and nothing else, and its answer — the input of its submit_candidates call — is stored with `answer`.
+the evidence) and claude-opus-5-5 as the proposer, through the local fake Messages API, and records the proposer
+request it sends (system prompt, user message, the submit_candidates tool and tool_choice) — one per group of tools
+when the catalog is too large for one request (the fixture's `groups`). A Claude model is then given each request
+and nothing else, and its answer — the input of its submit_candidates call — is stored with `answer` (`--group N`
+for the Nth request of a split one).
 
 `screen` replays every recorded answer: it runs the same `optimize` with the fake API answering the proposer
 request with the recorded input, one round, scored by the offline readers (reader:bm25, reader:embed), and prints
@@ -40,7 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply  # noqa: E402
+from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy  # noqa: E402
+from fakes.recorded_proposals import RecordedProposals, exchanges  # noqa: E402
 from figures import add_write_option, refuse_only, write  # noqa: E402
 from testbed import Server, servers  # noqa: E402
 
@@ -48,9 +50,8 @@ from optimizer.definitions import Catalog  # noqa: E402
 from optimizer.models import CLAUDE_PROPOSER  # noqa: E402
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS  # noqa: E402
 from optimizer.optimize import OptimizeConfig, run_optimize  # noqa: E402
-from optimizer.propose.claude_reply import TOOL_NAME  # noqa: E402
 from optimizer.propose.leakage import leaked_phrases  # noqa: E402
-from optimizer.propose.safety import catalog_text  # noqa: E402
+from optimizer.propose.safety import catalog_strings  # noqa: E402
 from optimizer.references import unexposed  # noqa: E402
 from optimizer.review import load_review  # noqa: E402
 from optimizer.tasks import load_tasks  # noqa: E402
@@ -69,27 +70,23 @@ def fixture_path(server: Server) -> Path:
     return FIXTURES / f"{server.name.replace('/', '-')}{suffix}.json"
 
 
-class Recorder:
-    """The fake API's policy: agent turns go to the offline agent; the proposer's forced calls are recorded, and the
-    first is answered with `answer`. Any other (the first without an answer, or the request that sends rejected
-    edits back) is refused: no model answered it."""
+def recorder(data: dict[str, Any] | None = None) -> RecordedProposals:
+    """The fake API's policy: agent turns go to the offline agent; each proposer request is recorded and answered
+    with the fixture's recorded answer to the request over the same tools, once; any other is refused."""
+    return RecordedProposals(exchanges(data) if data else [], agent=SimPolicy("lexical"))
 
-    def __init__(self, answer: dict[str, Any] | None = None) -> None:
-        self.answer = answer
-        self.requests: list[dict[str, Any]] = []
-        self.agent = SimPolicy("lexical")
 
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
-        if (request.get("tool_choice") or {}).get("name") == TOOL_NAME:
-            self.requests.append(request)
-            if self.answer is None or len(self.requests) > 1:
-                raise RuntimeError("no recorded answer for this request")
-            return tool_use_reply(TOOL_NAME, self.answer)
-        return self.agent(request)
+def answered(data: dict[str, Any]) -> bool:
+    """Every request of the fixture (one, or one per group) has its answer."""
+    return all(e.get("answer") for e in exchanges(data))
+
+
+def answers(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e["answer"] for e in exchanges(data) if e.get("answer")]
 
 
 @contextmanager
-def fake_api(policy: Recorder) -> Iterator[FakeAnthropicAPI]:
+def fake_api(policy: RecordedProposals) -> Iterator[FakeAnthropicAPI]:
     saved = {k: os.environ.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
     with FakeAnthropicAPI(policy) as api:
         os.environ.update({"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url})
@@ -113,23 +110,24 @@ def config_for(server: Server, models: tuple[str, ...]) -> OptimizeConfig:
                           allow_destructive=server.allow_destructive)
 
 
-def run(server: Server, policy: Recorder, runs: Path, models: tuple[str, ...] = OFFLINE_MODELS) -> dict[str, Any]:
+def run(server: Server, policy: RecordedProposals, runs: Path,
+        models: tuple[str, ...] = OFFLINE_MODELS) -> dict[str, Any]:
     with fake_api(policy):
         return asyncio.run(run_optimize(config_for(server, models), runs_dir=runs,
                                         run_id=server.name.replace("/", "-")))
 
 
-def capture(server: Server) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The proposer request `optimize` sends for this server (the fixture's `request`), and the server's tools as it
-    lists them (`catalog`)."""
-    policy = Recorder()
+def capture(server: Server) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The proposer requests `optimize` sends for this server — one, or one per group of tools when the catalog is
+    too large for one request — and the server's tools as it lists them (`catalog`)."""
+    policy = recorder()
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(server, policy, Path(tmp), AGENTS if GOAL == "accuracy" else OFFLINE_MODELS)
         catalog = load_review(Path(summary["run_dir"])).catalog
-    if len(policy.requests) != 1:
-        raise SystemExit(f"{server.name}: expected one proposer request, saw {len(policy.requests)}")
-    request = policy.requests[0]
-    return ({key: request[key] for key in ("model", "system", "tools", "tool_choice", "messages")},
+    if not policy.requests:
+        raise SystemExit(f"{server.name}: optimize sent no proposer request")
+    return ([{key: request[key] for key in ("model", "system", "tools", "tool_choice", "messages")}
+             for request in policy.requests],
             {"server_name": catalog.server_name, "tools": [tool.canonical() for tool in catalog.tools]})
 
 
@@ -145,23 +143,29 @@ def save(server: Server, data: dict[str, Any]) -> None:
 def command_capture(chosen: list[Server]) -> None:
     for server in chosen:
         old = load(server) if fixture_path(server).exists() else {}
-        request, catalog = capture(server)
-        if "answer" in old and old["request"] != request:
-            print(f"{server.name}: the request differs from the one the recorded answer answered (tool results hold "
-                  "the time of day, for one); kept the recorded request and answer. To record anew, delete the file.")
-            request = old["request"]
+        if old and any(e.get("answer") for e in exchanges(old)):
+            print(f"{server.name}: kept the recorded requests and answers (a new request is never byte-equal: tool "
+                  "results hold the time of day, for one). To record anew, delete the file.")
+            continue
+        requests, catalog = capture(server)
+        recorded: dict[str, Any] = ({"request": requests[0]} if len(requests) == 1
+                                    else {"groups": [{"request": request} for request in requests]})
         save(server, {"server": server.name, "command": server.command, "tasks": str(server.tasks.relative_to(ROOT)),
-                      "catalog": catalog, "request": request,
-                      **{k: v for k, v in old.items() if k in ("provenance", "answer")}})
-        print(f"{server.name}: request written to {fixture_path(server).relative_to(ROOT)}")
+                      "catalog": catalog, **recorded})
+        print(f"{server.name}: {len(requests)} request(s) written to {fixture_path(server).relative_to(ROOT)}")
 
 
-def command_answer(server: Server, answer_file: Path, answered_by: str) -> None:
+def command_answer(server: Server, answer_file: Path, answered_by: str, group: int | None) -> None:
+    """Store `answer_file` as the answer to the fixture's request (with `group`, to that group's request, from 1)."""
     data = load(server)
     answer = json.loads(answer_file.read_text(encoding="utf-8"))
     if not isinstance(answer, dict) or not isinstance(answer.get("candidates"), list):
         raise SystemExit(f"{answer_file}: expected the submit_candidates input, an object with a candidates list")
-    data["answer"] = answer
+    groups = data.get("groups")
+    if (groups is None) != (group is None) or (groups is not None and not 1 <= group <= len(groups)):
+        raise SystemExit(f"{server.name}: the fixture has {len(groups) if groups else 'one'} request(s); "
+                         + ("give --group 1.." + str(len(groups)) if groups else "give no --group"))
+    (groups[group - 1] if groups is not None and group is not None else data)["answer"] = answer
     data["provenance"] = {
         "answered_by": answered_by,
         "date": date.today().isoformat(),
@@ -170,7 +174,8 @@ def command_answer(server: Server, answer_file: Path, answered_by: str) -> None:
                "is the input of its submit_candidates call, unedited.",
     }
     save(server, data)
-    print(f"{server.name}: answer stored ({len(answer['candidates'])} candidates)")
+    print(f"{server.name}: answer stored ({len(answer['candidates'])} candidates)"
+          + (f" for group {group} of {len(groups)}" if groups else ""))
 
 
 def screen(server: Server, overlays: Path | None = None) -> dict[str, Any]:
@@ -178,7 +183,7 @@ def screen(server: Server, overlays: Path | None = None) -> dict[str, Any]:
     shipped winner names only tools it exposes, and what the leakage guard flagged in the answer's texts. With
     `overlays`, the winner's overlay.json is kept there as <server>.overlay.json."""
     data = load(server)
-    policy = Recorder(data["answer"])
+    policy = recorder(data)
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(server, policy, Path(tmp))
         review = load_review(Path(summary["run_dir"]))
@@ -190,13 +195,14 @@ def screen(server: Server, overlays: Path | None = None) -> dict[str, Any]:
     entries = log.get("rejected", [])
     rejected = {r["candidate"] for r in entries if "tool" not in r and r.get("outcome", "rejected") == "rejected"}
     trimmed = {r["candidate"] for r in entries} - rejected
-    names = {n for c in data["answer"]["candidates"] for t in c["tools"] if (n := t.get("name"))}
+    names = {n for answer in answers(data) for c in answer["candidates"] for t in c["tools"] if (n := t.get("name"))}
     return {"server": server.name, "proposed": log.get("proposed", 0),
             "passed_whole": log.get("proposed", 0) - len(rejected | trimmed), "trimmed": len(trimmed),
             "rejected": len(rejected), "reasons": entries, "unfit": log.get("unfit", []),
             "winner_tools_changed": len(review.changes), "winner_scheme": review.winner.scheme,
             "winner_unexposed_names": unexposed(review.catalog, review.winner, names),
-            "leakage_flags": leakage_flags(server, data["answer"], review.catalog),
+            "leakage_flags": leakage_flags(server, answers(data), review.catalog),
+            "requests": len(policy.requests),
             "findability": findability(summary), "tokens": summary["definition_tokens"]["baseline"],
             "winner_tokens": summary["definition_tokens"]["winner"], "gate": summary["gate"]["passed"],
             "verdicts": {m: v["reason"] for m, v in summary["gate"]["models"].items()}}
@@ -233,12 +239,12 @@ def _cells(finding: str | None) -> list[str]:
     return [part.split(" ", 2)[2] for part in finding.split("; ")] if finding else ["", ""]
 
 
-def leakage_flags(server: Server, answer: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
-    """How many of the answer's texts the leakage guard flags against the server's train prompts and answers (with
+def leakage_flags(server: Server, recorded: list[dict[str, Any]], catalog: Catalog) -> dict[str, Any]:
+    """How many of the answers' texts the leakage guard flags against the server's train prompts and answers (with
     the server's own text as known, as screening judges them), and what it flagged."""
     train = load_tasks(server.tasks).split("train")
-    prompts, answers, known = [t.prompt for t in train], [t.expect.answer for t in train], [catalog_text(catalog)]
-    texts = [text for c in answer["candidates"] for t in c["tools"]
+    prompts, answers, known = [t.prompt for t in train], [t.expect.answer for t in train], catalog_strings(catalog)
+    texts = [text for answer in recorded for c in answer["candidates"] for t in c["tools"]
              for text in (t.get("description"), *(t.get("parameters") or {}).values()) if text]
     flagged = [found for text in texts if (found := leaked_phrases(text, prompts, known_text=known, answers=answers))]
     return {"texts": len(texts), "flagged": len(flagged), "phrases": sorted({p for f in flagged for p in f})}
@@ -261,13 +267,14 @@ def main() -> None:
     answer.add_argument("file", type=Path)
     answer.add_argument("--answered-by", default="a Claude model (a helper session given only the request)")
     answer.add_argument("--goal", choices=("accuracy", "shrink"), default="accuracy")
+    answer.add_argument("--group", type=int, help="the request's group (from 1) when the proposal was split")
     args = parser.parse_args()
     global GOAL
     GOAL = getattr(args, "goal", "accuracy")
     everything = servers()
     if args.command == "answer":
         [server] = [s for s in everything if s.name == args.server]
-        command_answer(server, args.file, args.answered_by)
+        command_answer(server, args.file, args.answered_by, args.group)
         return
     wanted = {n.strip() for n in args.only.split(",") if n.strip()}
     refuse_only(parser, getattr(args, "write", None), wanted)
@@ -275,7 +282,7 @@ def main() -> None:
     if args.command == "capture":
         command_capture(chosen)
         return
-    rows = [screen(s, args.overlays) for s in chosen if fixture_path(s).exists() and "answer" in load(s)]
+    rows = [screen(s, args.overlays) for s in chosen if fixture_path(s).exists() and answered(load(s))]
     write(args.write, "real-proposals" if GOAL == "accuracy" else "real-proposals-shrink", markdown(rows))
     print(json.dumps(rows, indent=1) if args.json else "\n".join(json.dumps(r) for r in rows))
 

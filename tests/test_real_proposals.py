@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy, tool_use_reply
+from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy
+from fakes.recorded_proposals import RecordedProposals, exchanges, submitted_tools
 
 from optimizer.definitions import Candidate, Catalog, ToolDef
 from optimizer.models.anthropic import AnthropicClient
@@ -25,7 +26,6 @@ from optimizer.patch import overlay_from_json
 from optimizer.pool import candidate_from, pool_from
 from optimizer.propose.base import Evidence
 from optimizer.propose.claude import ClaudeProposer
-from optimizer.propose.claude_reply import TOOL_NAME
 from optimizer.references import unexposed
 from optimizer.tasks import load_tasks
 
@@ -47,30 +47,40 @@ def fixture(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def catalog_of(data: dict[str, Any]) -> Catalog:
-    return Catalog(data["catalog"]["server_name"], tuple(ToolDef.from_canonical(t) for t in data["catalog"]["tools"]))
+def catalog_of(data: dict[str, Any], only: frozenset[str] | None = None) -> Catalog:
+    """The fixture's catalog (with `only`, those of its tools)."""
+    tools = (ToolDef.from_canonical(t) for t in data["catalog"]["tools"])
+    return Catalog(data["catalog"]["server_name"], tuple(t for t in tools if only is None or t.name in only))
 
 
-def replayed(data: dict[str, Any], catalog: Catalog) -> list[Candidate]:
+def replayed(exchange: dict[str, Any], catalog: Catalog) -> list[Candidate]:
     """The candidates ClaudeProposer reads from the recorded answer, fetched over HTTP from the fake API."""
     async def go(api: FakeAnthropicAPI) -> list[Candidate]:
-        proposer = ClaudeProposer(data["request"]["model"], AnthropicClient(api_key="replay", base_url=api.base_url))
+        model = exchange["request"]["model"]
+        proposer = ClaudeProposer(model, AnthropicClient(api_key="replay", base_url=api.base_url))
         try:
             return await proposer.propose(catalog, Candidate(), Evidence("", (), (), {}), k=4, seed=0)
         finally:
             await proposer.client.close()
 
-    with FakeAnthropicAPI(lambda request: tool_use_reply(TOOL_NAME, data["answer"])) as api:
+    with FakeAnthropicAPI(RecordedProposals([exchange])) as api:
         return asyncio.run(go(api))
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
-def test_a_real_proposal_passes_screening_and_mixes_into_consistent_candidates(path: Path) -> None:
+CASES = [(path, group) for path in FIXTURES for group in range(len(exchanges(fixture(path))))]
+
+
+@pytest.mark.parametrize(("path", "group"), CASES,
+                         ids=[p.stem + (f"-group{g + 1}" if "groups" in fixture(p) else "") for p, g in CASES])
+def test_a_real_proposal_passes_screening_and_mixes_into_consistent_candidates(path: Path, group: int) -> None:
+    """Each recorded answer (each group's, when the request was split), over the tools its request asked about."""
     data = fixture(path)
-    assert data["provenance"]["how"] and len(data["answer"]["candidates"]) == 4
-    catalog = catalog_of(data)
-    proposals = replayed(data, catalog)
-    assert len(proposals) == 4  # every candidate the model wrote is structurally valid
+    exchange = exchanges(data)[group]
+    assert data["provenance"]["how"] and len(exchange["answer"]["candidates"]) == 4
+    proposals = replayed(exchange, catalog_of(data, submitted_tools(exchange["request"])))
+    malformed = REVIEWED["invalid"].get(path.stem + (f"-group{group + 1}" if "groups" in data else ""), {})
+    assert len(proposals) == 4 - len(malformed)  # every other candidate the model wrote is structurally valid
+    catalog = catalog_of(data)  # a group's edits may name tools of other groups: screened as optimize does
     train = load_tasks(ROOT / data["tasks"]).split("train")
     screen = Screen(catalog, train, allow_leakage=False)
     screened = screen.screen(proposals)
@@ -93,20 +103,10 @@ def test_a_real_proposal_passes_screening_and_mixes_into_consistent_candidates(p
 SUPPORT = ROOT / "tests" / "fixtures" / "proposals" / "support.json"
 
 
-class Replay:
-    """Agent turns go to the offline agent; the first proposer request gets the recorded answer, any other (the
-    request that sends rejected edits back) an error, since no model answered it."""
-
-    def __init__(self, answer: dict[str, Any]) -> None:
-        self.answer, self.asked, self.agent = answer, 0, SimPolicy("lexical")
-
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
-        if (request.get("tool_choice") or {}).get("name") == TOOL_NAME:
-            self.asked += 1
-            if self.asked > 1:
-                raise RuntimeError("no recorded answer for this request")
-            return tool_use_reply(TOOL_NAME, self.answer)
-        return self.agent(request)
+def replay(data: dict[str, Any]) -> RecordedProposals:
+    """Agent turns go to the offline agent; a proposer request gets the recorded answer to the request over the same
+    tools, once; any other (the request that sends rejected edits back) an error, since no model answered it."""
+    return RecordedProposals(exchanges(data), agent=SimPolicy("lexical"))
 
 
 @pytest.mark.slow
@@ -116,7 +116,7 @@ def test_optimize_ships_a_consistent_winner_from_a_real_proposal(run_cli: Any, t
     data = fixture(SUPPORT)
     source = tmp_path / "support"
     shutil.copytree(ROOT / "examples" / "support", source, ignore=shutil.ignore_patterns("tasks", "__pycache__"))
-    with FakeAnthropicAPI(Replay(data["answer"])) as api:
+    with FakeAnthropicAPI(replay(data)) as api:
         result = run_cli("optimize", "--server", f"{sys.executable} {source / 'server.py'}", "--source", str(source),
                          "--tasks", str(ROOT / "examples/support/tasks"), "--models", "sim:lexical,sim:skim",
                          "--proposer", "claude-opus-5-5", "--rounds", "1", "--trials", "6", "--heldout-candidates", "1",
@@ -151,10 +151,10 @@ def test_a_recorded_shrink_proposal_ships_smaller_definitions_behind_a_non_infer
     answer to its shrink request: the winner is smaller, names no tool it lacks, and the gate ran its
     non-inferiority test."""
     if not FILESYSTEM_SERVER.exists():
-        pytest.skip(f"{FILESYSTEM_SERVER} is not installed (.ci/run installs it)")
+        pytest.skip(f"{FILESYSTEM_SERVER} is not installed (tests/installs.py installs it)")
     data = fixture(FILESYSTEM_SHRINK)
     folder = ROOT / "examples" / "published" / "filesystem"
-    with FakeAnthropicAPI(Replay(data["answer"])) as api:
+    with FakeAnthropicAPI(replay(data)) as api:
         result = run_cli("optimize", "--server", f"{sys.executable} {folder / 'serve.py'}", "--tasks",
                          str(folder / "tasks"), "--offline", "--allow-destructive", "--goal", "shrink",
                          "--proposer", "claude-opus-5-5", "--rounds", "1", "--heldout-candidates", "1",
