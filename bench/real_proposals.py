@@ -228,10 +228,17 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         cells = [cell for m in readers for cell in _cells(r["findability"].get(m))]
         lines.append(f"| {r['server']} | {' | '.join(cells)} | {r['tokens']:,} → {r['winner_tokens']:,} |")
-    lines += ["", "| server | passed whole / trimmed / rejected | winner names tools it lacks |", "|---|---|---|"]
+    lines += ["", "| server | passed whole / trimmed / rejected | winner names tools it lacks | gate (held-out) |",
+              "|---|---|---|---|"]
     lines += [f"| {r['server']} | {r['passed_whole']} / {r['trimmed']} / {r['rejected']} | "
-              f"{', '.join(r['winner_unexposed_names']) or '–'} |" for r in rows]
+              f"{', '.join(r['winner_unexposed_names']) or '–'} | {_gate(r)} |" for r in rows]
     return "\n".join(lines)
+
+
+def _gate(row: dict[str, Any]) -> str:
+    """ "passed (reader:bm25: no regression; reader:embed: inconclusive: …)" """
+    verdicts = "; ".join(f"{model}: {why}" for model, why in row["verdicts"].items())
+    return f"{'passed' if row['gate'] else 'FAILED'} ({verdicts})"
 
 
 def _cells(finding: str | None) -> list[str]:
