@@ -120,13 +120,14 @@ def _ordered(findings: Sequence[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: SEVERITIES.index(f.severity))
 
 
-def new_errors(original: Catalog, candidate_tools: Sequence[ToolDef], *,
-               max_tools: int = DEFAULT_MAX_TOOLS) -> list[Finding]:
-    """Error-level findings of the candidate definitions that the original catalog does not have.
+def new_errors(original: Catalog, candidate_tools: Sequence[ToolDef], *, max_tools: int = DEFAULT_MAX_TOOLS,
+               before: LintReport | None = None) -> list[Finding]:
+    """Error-level findings of the candidate definitions that the original catalog does not have (`before`: its
+    lint report, when the caller keeps it for many candidates).
 
     Findings are compared by (rule, tool position in catalog order, field), so a renamed tool is compared
     with the original it replaces; server-level errors are compared by (rule, field, message)."""
-    before = lint(original, max_tools=max_tools)
+    before = before or lint(original, max_tools=max_tools)
     after = lint_tools(original.server_name, candidate_tools, max_tools=max_tools)
     known = {(f.rule, t.position, f.field) for t in before.tools for f in t.findings if f.severity == "error"}
     known_server = {(f.rule, f.field, f.message) for f in before.server_findings if f.severity == "error"}

@@ -5,11 +5,12 @@ candidates that do not apply, exceed the token budget, or have no edit left."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, apply
-from optimizer.lint import Observed, added_text_problems, new_errors
+from optimizer.lint import LintReport, Observed, added_text_problems, lint, new_errors
 from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.base import Evidence
 from optimizer.propose.leakage import leaked_phrases
@@ -91,6 +92,11 @@ class Screen:
         self.names: dict[str, str] = {}
         """every new name a screened proposal gave a tool -> the tool's original name"""
 
+    @functools.cached_property
+    def original_lint(self) -> LintReport:
+        """The server's own definitions, linted once for every candidate's `new_errors`."""
+        return lint(self.catalog)
+
     def __call__(self, proposals: Sequence[Candidate],
                  evidence: Evidence | None = None) -> tuple[list[Candidate], list[dict[str, str]]]:
         """The candidates to search (distinct, in proposal order) and every rejection (see `Screened.rejections`)."""
@@ -168,7 +174,7 @@ class Screen:
         text = added_text_problems(self.catalog, candidate, observed)
         if text:
             return "; ".join(text[:3])
-        errors = new_errors(self.catalog, apply(self.catalog, candidate).tools)
+        errors = new_errors(self.catalog, apply(self.catalog, candidate).tools, before=self.original_lint)
         if errors:
             return "adds lint errors: " + "; ".join(f"{e.tool or 'server'}: {e.rule}" for e in errors[:5])
         texts = _edited_texts(self.catalog, candidate)
