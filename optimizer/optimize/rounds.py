@@ -245,9 +245,10 @@ def smallest_mix(catalog: Catalog, current: Candidate, accepted: Sequence[Candid
     definition costs the fewest tokens, under `current`'s scheme; None when that is `current` or one of `accepted`."""
     pool = pool_from(current, accepted)
 
-    def size(tool: str, edit: ToolEdit) -> int:
-        return tokens_per_tool(catalog, Candidate(edits={} if edit.empty else {tool: edit}, scheme=current.scheme,
-                                                  word=pool.word))[tool]
+    def size(tool: str, edit: ToolEdit) -> int:  # the tool alone: one tool's definition does not read the others
+        alone = Catalog(catalog.server_name, (catalog.get(tool),))
+        return tokens_per_tool(alone, Candidate(edits={} if edit.empty else {tool: edit}, scheme=current.scheme,
+                                                word=pool.word))[tool]
 
     mix = candidate_from(pool, smallest_choice(pool, size), current.scheme)
     return None if mix.key in {current.key, *(c.key for c in accepted)} else mix

@@ -56,17 +56,16 @@ _REGEX_SYNTAX = re.compile(r"\\[sdbwSDBW][*+?]?|\\(.)|\[[^\]]*\][*+?]?|\(\?(?:<?
 class _Index:
     """What the train prompts and answers hold, computed once per set."""
 
-    values: frozenset[str]
+    find_values: _Finder
+    """the copied values: emails, ids, dates, … (see the module docstring)"""
+    find_names: _Finder
+    find_answers: _Finder
+    """the answers' literal parts"""
     digits: frozenset[str]
-    names: frozenset[str]
-    answers: tuple[str, ...]
     grams: Counter[tuple[str, ...]]
     """Word runs (SHORT_RUN..LONG_RUN words, within a clause) -> how many prompts or answers hold each."""
     counts: Counter[str]
     """Stemmed word -> how many prompts or answers hold it."""
-    find_values: _Finder
-    find_names: _Finder
-    find_answers: _Finder
 
 
 class _Finder:
@@ -225,10 +224,10 @@ def _index(prompts: tuple[str, ...], answers: tuple[str, ...]) -> _Index:
     for source in sources:
         grams.update({g for seq in _segments(source) for g in _grams(seq)})
         counts.update({stem(w) for w in words(source)})
-    return _Index(frozenset(values), frozenset(digits), frozenset(names), chunks, grams, counts,
-                  find_values=_Finder(values, fold=True, before=r"[\w@#$-]", after=r"[\w@-]"),
+    return _Index(find_values=_Finder(values, fold=True, before=r"[\w@#$-]", after=r"[\w@-]"),
                   find_names=_Finder(names, fold=False, before=r"\w", after=r"\w"),
-                  find_answers=_Finder(chunks, fold=True, before=r"\w", after=r"\w"))
+                  find_answers=_Finder(chunks, fold=True, before=r"\w", after=r"\w"),
+                  digits=frozenset(digits), grams=grams, counts=counts)
 
 
 @functools.lru_cache(maxsize=16)
