@@ -92,14 +92,15 @@ class PlainProposer:
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         from fakes.anthropic_api import tool_use_reply
+        from fakes.recorded_proposals import is_proposer_request, submitted_tools
 
         from optimizer.propose.claude_reply import TOOL_NAME
         from optimizer.text import estimate_tokens
 
-        if (request.get("tool_choice") or {}).get("name") != TOOL_NAME:
+        if not is_proposer_request(request):
             raise RuntimeError("only the proposer is expected to call this fake")
         schema = request["tools"][0]["input_schema"]["properties"]["candidates"]
-        names = schema["items"]["properties"]["tools"]["items"]["properties"]["tool"]["enum"]
+        names = sorted(submitted_tools(request))
         answer = {"candidates": [{"rationale": "Plain descriptions for every tool.", "namespace": {"scheme": "none"},
                                   "tools": [{"tool": name, "description": plain_description(name)}
                                             for name in names]}]}
