@@ -26,6 +26,7 @@ from optimizer.patch import overlay_from_json
 from optimizer.pool import candidate_from, pool_from
 from optimizer.propose.base import Evidence
 from optimizer.propose.claude import ClaudeProposer
+from optimizer.propose.groups import sub_catalog
 from optimizer.references import unexposed
 from optimizer.tasks import load_tasks
 
@@ -49,8 +50,9 @@ def fixture(path: Path) -> dict[str, Any]:
 
 def catalog_of(data: dict[str, Any], only: frozenset[str] | None = None) -> Catalog:
     """The fixture's catalog (with `only`, those of its tools)."""
-    tools = (ToolDef.from_canonical(t) for t in data["catalog"]["tools"])
-    return Catalog(data["catalog"]["server_name"], tuple(t for t in tools if only is None or t.name in only))
+    tools = tuple(ToolDef.from_canonical(t) for t in data["catalog"]["tools"])
+    catalog = Catalog(data["catalog"]["server_name"], tools)
+    return catalog if only is None else sub_catalog(catalog, sorted(only))
 
 
 def replayed(exchange: dict[str, Any], catalog: Catalog) -> list[Candidate]:
