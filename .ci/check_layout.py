@@ -20,7 +20,7 @@ MAX_LINES = 450
 LAYERS: list[tuple[str, ...]] = [
     # 0: leaves with no project imports of note
     ("optimizer.text", "optimizer.secrets", "optimizer.prompt_files", "optimizer.stats", "optimizer.power",
-     "optimizer.values", "optimizer.mentions", "optimizer.result_text",
+     "optimizer.values", "optimizer.mentions", "optimizer.schema_metadata", "optimizer.result_text",
      "optimizer.prices", "optimizer.files"),
     # 1: the contract types
     ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults",

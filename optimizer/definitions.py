@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from optimizer.mentions import renamed
+from optimizer.schema_metadata import lean_schema
 
 Scheme = Literal["none", "prefix", "suffix"]
 SCHEMES: tuple[Scheme, ...] = ("none", "prefix", "suffix")
@@ -134,11 +135,13 @@ class Catalog:
 @dataclass(frozen=True)
 class ToolEdit:
     """Changes to one tool; every field optional. `parameters` maps a parameter path
-    (`email`, or `filters.start` for a nested property) to its new description."""
+    (`email`, or `filters.start` for a nested property) to its new description; `lean_schema` drops the input
+    schema's metadata a model gets nothing from (`optimizer.schema_metadata`)."""
 
     name: str | None = None
     description: str | None = None
     parameters: Mapping[str, str] = field(default_factory=dict)
+    lean_schema: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -148,11 +151,13 @@ class ToolEdit:
             out["description"] = self.description
         if self.parameters:
             out["parameters"] = dict(sorted(self.parameters.items()))
+        if self.lean_schema:
+            out["lean_schema"] = True
         return out
 
     @property
     def empty(self) -> bool:
-        return self.name is None and self.description is None and not self.parameters
+        return self.name is None and self.description is None and not self.parameters and not self.lean_schema
 
 
 @dataclass(frozen=True)
@@ -215,9 +220,9 @@ def namespace_word(catalog: Catalog, candidate: Candidate) -> str:
 
 
 def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
-    """Apply a candidate: renames, descriptions, parameter descriptions, then the namespace scheme. Every text
-    (description or parameter description, edited or the server's own) that mentions a tool by another of its
-    names (original or new, with or without a namespace; see `mentions`) is brought to the name the tool is
+    """Apply a candidate: renames, descriptions, parameter descriptions, lean schemas, then the namespace scheme.
+    Every text (description or parameter description, edited or the server's own) that mentions a tool by another
+    of its names (original or new, with or without a namespace; see `mentions`) is brought to the name the tool is
     exposed under.
 
     Raises DefinitionError for an edit of a tool the catalog lacks, an unknown parameter, a name MCP
@@ -241,6 +246,8 @@ def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
     for name, original in routing.items():
         tool, edit = catalog.get(original), candidate.edits.get(original, ToolEdit())
         schema = _with_parameter_descriptions(tool, edit.parameters, aliases)
+        if edit.lean_schema:
+            schema = lean_schema(tool.name, schema).schema
         description = renamed(tool.description if edit.description is None else edit.description, aliases)
         exposed.append(
             ToolDef(

@@ -25,7 +25,7 @@ from optimizer.definitions import (
 )
 from optimizer.files import atomic_write
 
-TOOL_KEYS = {"name", "description", "parameters"}
+TOOL_KEYS = {"name", "description", "parameters", "lean_schema"}
 
 
 def load_overlay(path: Path, catalog: Catalog | None = None) -> Candidate:
@@ -77,7 +77,8 @@ def _namespace(value: Any) -> tuple[Any, str | None]:
 
 def _edit(name: str, spec: Any) -> ToolEdit:
     if not isinstance(spec, dict):
-        raise DefinitionError(f"tools.{name} must be an object with name, description and/or parameters")
+        raise DefinitionError(f"tools.{name} must be an object with name, description, parameters and/or "
+                              "lean_schema")
     unknown = sorted(set(spec) - TOOL_KEYS)
     if unknown:
         raise DefinitionError(f"tools.{name}: unknown key(s) {', '.join(unknown)}")
@@ -87,7 +88,10 @@ def _edit(name: str, spec: Any) -> ToolEdit:
     params = spec.get("parameters") or {}
     if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
         raise DefinitionError(f"tools.{name}.parameters maps parameter names to description strings")
-    return ToolEdit(name=spec.get("name"), description=spec.get("description"), parameters=params)
+    lean = spec.get("lean_schema", False)
+    if not isinstance(lean, bool):
+        raise DefinitionError(f"tools.{name}.lean_schema must be true or false")
+    return ToolEdit(name=spec.get("name"), description=spec.get("description"), parameters=params, lean_schema=lean)
 
 
 def save_overlay(path: Path, candidate: Candidate) -> None:

@@ -60,8 +60,8 @@ def repointed(edit: ToolEdit, refs: Mapping[str, str], candidate: Candidate) -> 
     def point(text: str) -> str:
         return renamed(text, mapping, mark_plain=True)
 
-    return ToolEdit(name=edit.name, description=None if edit.description is None else point(edit.description),
-                    parameters={path: point(text) for path, text in edit.parameters.items()})
+    return replace(edit, description=None if edit.description is None else point(edit.description),
+                   parameters={path: point(text) for path, text in edit.parameters.items()})
 
 
 def settled(candidate: Candidate, source: Candidate) -> Candidate:

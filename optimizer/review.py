@@ -34,6 +34,7 @@ from optimizer.files import atomic_write
 from optimizer.lint import lint, lint_tools
 from optimizer.patch import definitions_diff, load_overlay, save_overlay
 from optimizer.pin import write_lock
+from optimizer.schema_metadata import lean_schema
 from optimizer.store import RunStore, StoredEpisode, StoreError
 
 REVIEWED_OVERLAY = "reviewed-overlay.json"
@@ -91,6 +92,11 @@ class ToolChange:
         old = {path: str(prop.get("description") or "") for path, prop in parameter_paths(self.before.input_schema)}
         new = {path: str(prop.get("description") or "") for path, prop in parameter_paths(self.after.input_schema)}
         return [(path, old.get(path, ""), text) for path, text in new.items() if text != old.get(path, "")]
+
+    @property
+    def schema_dropped(self) -> tuple[str, ...]:
+        """What the edit's lean schema drops ("title at properties.limit", …); empty without one."""
+        return lean_schema(self.before.name, dict(self.before.input_schema)).dropped if self.edit.lean_schema else ()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,7 +29,6 @@ from rich.table import Table
 from rich.text import Text
 
 from optimizer.cli.common import err, fail, out
-from optimizer.definitions import ToolEdit
 from optimizer.review import (
     BREAKING,
     Decisions,
@@ -124,7 +124,7 @@ def ask_decisions(console: Console, review: RunReview) -> Decisions:
                 text = edit_in_editor(console, change)
                 if text is None:
                     continue
-                decisions.accepted[change.original] = ToolEdit(change.edit.name, text, change.edit.parameters)
+                decisions.accepted[change.original] = replace(change.edit, description=text)
                 decisions.edited.append(change.original)
                 console.print(Text("accepted with your description:\n").append(
                     word_diff(change.before.description, text, markers=markers)[1]))
@@ -209,6 +209,9 @@ def render_change(change: ToolChange, index: int, total: int, *, markers: bool =
         table.add_row("description", *_cells(change.before.description, change.after.description, markers))
     for path, old, new in change.parameter_changes():
         table.add_row(f"param {path}", *_cells(old, new, markers))
+    if change.schema_dropped:
+        table.add_row("schema", Text("as the server lists it"),
+                      Text("lean, without " + ", ".join(change.schema_dropped)))
     delta = change.lint_after - change.lint_before
     lint_line = Text(f"lint score {change.lint_before} → {change.lint_after} ({delta:+d})")
     if change.fixed_rules:

@@ -195,7 +195,7 @@ def _tool_edit(
         return problems, tool, None
     return [], tool, ToolEdit(name=None if name == tool else name,
                               description=None if description == original.description else description,
-                              parameters=parameters)
+                              parameters=parameters, lean_schema=old.lean_schema)
 
 
 # --- the repair turn -----------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ Contract:
   back: Python literals with `ast.literal_eval` and the normalisation the original docstring went
   through (as written, `inspect.cleandoc`, or Python 3.13's dedent), JS literals with a JS decoder.
 - The new text is what `definitions.apply` exposes without a namespace: the namespace scheme is not
-  written into source (one line in `unlocated` says so).
+  written into source (one line in `unlocated` says so), nor is a lean schema (the schema generator writes the
+  metadata it drops; one line per tool).
 - `SourcePatch.text` is a unified diff with `a/` and `b/` paths relative to `source_dir`, for
   `git apply` run there (`--directory=<path>` from the top when it is a subdirectory of a repository)
   or `patch -p1 -d source_dir`; it is empty when nothing was placed. Nothing is written to disk.
@@ -33,11 +34,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, apply, parameter_paths
+from optimizer.schema_metadata import lean_schema
 from optimizer.source.python import scan_python
 from optimizer.source.sites import Edit, Outcome, Site, StringAt
 from optimizer.source.typescript import scan_js
 
 NAMESPACE_NOTE = "namespace scheme is applied by clients/serve, not in source"
+LEAN_SCHEMA_NOTE = ("lean schema: not a source edit (the schema generator writes what it drops); serve the overlay, "
+                    "or have the generator leave it out")
 PY_SUFFIXES = (".py",)
 JS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 SKIP_DIRS = {"node_modules", "dist", "build", "out", "venv", "site-packages", "__pycache__", "coverage"}
@@ -100,6 +104,8 @@ class _Planner:
         edit = candidate.edits.get(tool.name)
         if edit is None:
             return
+        if edit.lean_schema and lean_schema(tool.name, dict(tool.input_schema)).dropped:
+            self.unlocated.append(f"{tool.name} {LEAN_SCHEMA_NOTE}")
         fields: list[tuple[str, Callable[[Site], Outcome]]] = []
         if edit.name is not None and edit.name != tool.name:
             fields.append(("name", lambda site: self._rename(site, tool.name, after.name)))
