@@ -1,6 +1,6 @@
 """The `Proposer` contract, one suite for every proposer: the offline rules proposer directly, and the Claude
 proposer through the real SDK against the local fake Messages API (its replies rewrite every tool the request
-lists, plainly)."""
+lists, plainly), also as the shrink goal has it (with lean schemas)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from optimizer.models.anthropic import AnthropicClient
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.claude import TOOL_NAME, ClaudeProposer
 from optimizer.propose.evidence import build_evidence
+from optimizer.propose.lean import LeanSchemas
 from optimizer.propose.rules import RulesProposer
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task
@@ -28,7 +29,8 @@ def tool(name: str, description: str, param: str) -> ToolDef:
 
 
 CATALOG = Catalog("library", (
-    tool("find_book", "Books", "query"),
+    ToolDef("find_book", "Books", {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                                   "properties": {"query": {"type": "string", "title": "Query"}}}),
     tool("get_member", "Member", "member_id"),
     tool("list_loans", "Loans", "member_id"),
 ))
@@ -68,13 +70,17 @@ def plain_rewrites(request: dict[str, Any]) -> dict[str, Any]:
     return tool_use_reply(TOOL_NAME, {"candidates": entries})
 
 
-@pytest.fixture(params=["rules", "claude-via-fake"])
+@pytest.fixture(params=["rules", "claude-via-fake", "shrink-claude-via-fake"])
 def proposer(request: pytest.FixtureRequest) -> Iterator[Proposer]:
     if request.param == "rules":
         yield RulesProposer()
         return
     with FakeAnthropicAPI(plain_rewrites) as api:
-        yield ClaudeProposer("claude-opus-5-5", AnthropicClient(api_key="contract-key", base_url=api.base_url))
+        client = AnthropicClient(api_key="contract-key", base_url=api.base_url)
+        if request.param == "claude-via-fake":
+            yield ClaudeProposer("claude-opus-5-5", client)
+        else:
+            yield LeanSchemas(ClaudeProposer("claude-opus-5-5", client, goal="shrink"))
 
 
 def propose(proposer: Proposer, k: int, current: Candidate = CURRENT,
@@ -83,8 +89,9 @@ def propose(proposer: Proposer, k: int, current: Candidate = CURRENT,
         try:
             return await proposer.propose(CATALOG, current, evidence, k=k, seed=0)
         finally:
-            if isinstance(proposer, ClaudeProposer):
-                await proposer.client.close()
+            inner = proposer.inner if isinstance(proposer, LeanSchemas) else proposer
+            if isinstance(inner, ClaudeProposer):
+                await inner.client.close()
 
     return asyncio.run(go())
 

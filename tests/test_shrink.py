@@ -17,6 +17,7 @@ from optimizer.optimize.config import SHRINK_MARGIN, OptimizeConfig, gate_settin
 from optimizer.optimize.rounds import smallest_mix
 from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.evidence import build_evidence
+from optimizer.propose.lean import LEAN_ONLY, LeanSchemas
 from optimizer.propose.shrink import ShrinkProposer, kept_sentences, redundant_parameter
 from optimizer.text import sentences
 
@@ -89,6 +90,31 @@ def test_nothing_redundant_gives_no_candidate_and_a_cut_is_not_proposed_twice() 
     assert first[0].key not in {c.key for c in again}
 
 
+GENERATED = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+             "properties": {"city": {"type": "string", "title": "City", "description": "A city name, e.g. Lisbon"}}}
+
+
+def test_a_shrink_proposer_leans_every_tool_of_every_candidate_and_offers_lean_schemas_alone() -> None:
+    evidence = build_evidence([], {})
+    thin = Catalog("weather", (ToolDef("get_weather", "Current weather for a city.", GENERATED),))
+    proposer = LeanSchemas(ShrinkProposer())
+    only = asyncio.run(proposer.propose(thin, Candidate(), evidence, k=4, seed=0))
+    assert [c.to_json() for c in only] == [{"tools": {"get_weather": {"lean_schema": True}}}]
+    assert proposer.rationale(only[0].key) == LEAN_ONLY
+    assert asyncio.run(proposer.propose(thin, only[0], evidence, k=4, seed=0)) == []  # nothing more to drop
+
+    catalog = Catalog("files", (*CATALOG.tools, ToolDef("get_weather", "Current weather for a city.", GENERATED)))
+    inner = ShrinkProposer()
+    written = asyncio.run(inner.propose(catalog, Candidate(), evidence, k=2, seed=0))
+    proposer = LeanSchemas(ShrinkProposer())
+    leaned = asyncio.run(proposer.propose(catalog, Candidate(), evidence, k=2, seed=0))
+    assert len(leaned) == 2  # k at most: no room left for lean schemas alone
+    for plain, lean in zip(written, leaned, strict=True):
+        assert lean.edits["get_weather"] == ToolEdit(lean_schema=True)  # untouched by the cut, leaned all the same
+        assert {t: e for t, e in lean.edits.items() if t != "get_weather"} == plain.edits  # no metadata there
+        assert proposer.rationale(lean.key) == inner.rationale(plain.key)
+
+
 def test_the_gate_of_a_shrink_tests_non_inferiority() -> None:
     base = {"server": "x", "tasks": "t", "models": ("reader:bm25",)}
     assert gate_settings(OptimizeConfig(**base, goal="shrink")) == (None, SHRINK_MARGIN)
@@ -152,10 +178,11 @@ def test_optimize_goal_shrink_offline_cuts_tokens_and_reports_the_saving(run_cli
     assert tokens["saved_per_1000_requests"] == (tokens["baseline"] - tokens["winner"]) * 1000
     assert set(tokens["per_tool"]) == {"read_note", "list_notes", "search_notes"}
     assert summary["gate"]["margin"] == SHRINK_MARGIN and summary["gate"]["max_drop"] is None
-    assert "smallest_mix" in summary["rounds"][0]
+    assert "smallest_mix" in summary["rounds"][0] and "lean_only" in summary["rounds"][0]
     for model, verdict in summary["gate"]["models"].items():
         assert verdict["p_noninferior"] is not None, model  # the non-inferiority test ran
     overlay = json.loads((tmp_path / "runs" / "s" / "overlay.json").read_text(encoding="utf-8"))
     assert overlay["tools"] and all("name" not in edit for edit in overlay["tools"].values())
+    assert all(edit.get("lean_schema") for edit in overlay["tools"].values())  # FastMCP titles every parameter
     report = (tmp_path / "runs" / "s" / "report.md").read_text(encoding="utf-8")
     assert "per 1,000 requests" in report and "goal: shrink" in report

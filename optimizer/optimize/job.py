@@ -46,8 +46,8 @@ from optimizer.propose.evidence import build_evidence
 from optimizer.tasks import Task
 
 NOTHING_REDUNDANT = ("nothing more the offline proposer can prove redundant (a sentence that repeats the name or "
-                     "another sentence, a parameter description that repeats its name or schema); a Claude --proposer "
-                     "cuts further")
+                     "another sentence, a parameter description that repeats its name or schema, schema metadata a "
+                     "model gets nothing from); a Claude --proposer cuts further")
 NOTHING_GROUNDED = ("nothing grounded to write: the rules proposer states only what calls showed (validation errors, "
                     "units) and readers call nothing; agents (--models) or a Claude --proposer give it more")
 

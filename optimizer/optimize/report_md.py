@@ -222,10 +222,11 @@ def _rejection_line(round_: int, entry: dict[str, Any]) -> str:
 def _front_lines(rounds: list[dict[str, Any]], goal: str = "accuracy") -> list[str]:
     """Each round's accuracy-vs-tokens front on train and which member was picked: the smallest within the noise
     of the most accurate (`rounds.select`), or for a shrink of the baseline for every model (`rounds.select_smaller`),
-    the smallest mix of the proposals' edits marked."""
+    the smallest mix of the proposals' edits and the current texts with lean schemas marked."""
     def label(r: dict[str, Any], f: dict[str, Any]) -> str:
         notes = [*(["current"] if f.get("current") else []),
-                 *(["smallest mix"] if f["candidate"] == r.get("smallest_mix") else [])]
+                 *(["smallest mix"] if f["candidate"] == r.get("smallest_mix") else []),
+                 *(["lean schemas only"] if f["candidate"] == r.get("lean_only") else [])]
         return f"{f['candidate']}{' (' + ', '.join(notes) + ')' if notes else ''}"
 
     rows = [f"| {r['round']} | {label(r, f)} | {f['accuracy']:.0%} | {f['tokens']:,} | "

@@ -23,6 +23,7 @@ from optimizer.optimize.tokens import definition_tokens, tokens_per_tool
 from optimizer.patch import overlay_from_json
 from optimizer.pool import candidate_from, pool_from, smallest_choice
 from optimizer.propose.base import Evidence, Proposer
+from optimizer.propose.lean import leaned
 from optimizer.search import ChunkScore, SearchConfig, SearchResult, search
 from optimizer.stats import within_noise
 from optimizer.tasks import Task
@@ -62,6 +63,9 @@ class RoundLog:
     smallest_mix: str | None = None
     """A shrink's extra trial: the key of the candidate taking every tool's smallest edit of the pool (None when
     that is one of the proposals or the current best)."""
+    lean_only: str | None = None
+    """A shrink's other extra trial: the key of the current best's texts with lean schemas (None when that is one of
+    the proposals or the current best)."""
 
 
 @dataclass
@@ -259,13 +263,17 @@ async def search_round(
     log: RoundLog,
 ) -> SearchResult:
     """Round `number`'s optuna study over the pool made of `best` and the accepted candidates (for a shrink, also
-    their smallest mix: `smallest_mix`); fills `log`."""
+    `best`'s texts with lean schemas, so that every tool can keep its text and lose its schema metadata, and then
+    the smallest mix of them all: `smallest_mix`); fills `log`."""
     config = run.config
     chunks = chunked(train, config.chunks)
     before = run.episodes["run"]
     storage = config.storage or f"sqlite:///{run.store.dir / 'run.db'}"
     context = {"runs_dir": str(run.store.dir.parent.resolve()), "run_id": run.store.run_id}
     if config.goal == "shrink":
+        lean = leaned(run.catalog, best.candidate)
+        if lean.key not in {best.candidate.key, *(c.key for c in accepted)}:
+            accepted, log.lean_only = [*accepted, lean], lean.key
         mix = smallest_mix(run.catalog, best.candidate, accepted)
         if mix is not None:
             accepted, log.smallest_mix = [*accepted, mix], mix.key

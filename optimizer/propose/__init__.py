@@ -1,5 +1,6 @@
 """Proposers: evidence from train episodes in, candidate definitions out (contract in `base.py`).
-`load_proposer` turns a name into one: `rules` (offline) or a Claude model."""
+`load_proposer` turns a name into one: `rules` (offline) or a Claude model; for the shrink goal, with lean schemas
+(`lean.py`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,17 @@ class ProposerError(ValueError):
 
 def load_proposer(name: str, providers: Providers, *, goal: str = "accuracy") -> Proposer:
     """The proposer a name gives, working towards `goal` ("accuracy" or "shrink"): `rules`, or a Claude model on
-    `providers`' shared Messages client. Raises ProposerError for an unknown name or a retired model,
-    ModelAccessError without a key."""
+    `providers`' shared Messages client; a shrink's with lean schemas on every candidate. Raises ProposerError for
+    an unknown name or a retired model, ModelAccessError without a key."""
+    proposer = _named(name, providers, goal)
+    if goal == "shrink":
+        from optimizer.propose.lean import LeanSchemas
+
+        return LeanSchemas(proposer)
+    return proposer
+
+
+def _named(name: str, providers: Providers, goal: str) -> Proposer:
     if name == "rules":
         from optimizer.propose.rules import RulesProposer
         from optimizer.propose.shrink import ShrinkProposer

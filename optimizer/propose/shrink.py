@@ -10,7 +10,8 @@ Redundant, for one tool as the current candidate shows it:
   word ("Only works within allowed directories."), kept on the first tool that has it: a caveat a model reading
   the whole list sees once.
 
-It needs no evidence, so it works behind the offline readers. Contract as in `rules`: up to k distinct candidates,
+It needs no evidence, so it works behind the offline readers. Schema metadata is not its to cut: the shrink goal's
+`LeanSchemas` drops it from every candidate (`lean.py`). Contract as in `rules`: up to k distinct candidates,
 none equal to `current`, each built on `current`, deterministic; with nothing redundant, none.
 """
 
