@@ -47,6 +47,13 @@ def exposed_tools(server: str, overlay: Path | None) -> tuple[list[dict[str, Any
     return tools, dict(exposed.routing)
 
 
+def server_name(tasks: Path) -> str:
+    """The name calibration files give the server of a task folder: `support` for examples/support/tasks,
+    `published-git` for examples/published/git/tasks."""
+    folder = tasks.resolve().parent
+    return f"published-{folder.name}" if folder.parent.name == "published" else folder.name
+
+
 def chosen_tasks(tasks: Path, split: str | None) -> list[Task]:
     return [t for t in load_tasks(tasks).tasks if split is None or t.split == split]
 
@@ -84,7 +91,7 @@ def command_run(args: argparse.Namespace) -> None:
                       "original_tool": original, "arguments": call.get("arguments") or {},
                       "first_tool_expected": bool(expected) and original == expected[0], "is_error": is_error,
                       "result": result})
-    record = {"server": args.name or Path(args.tasks).parent.name, "definitions": args.definitions,
+    record = {"server": args.name or server_name(Path(args.tasks)), "definitions": args.definitions,
               "measured": date.today().isoformat(), "reader": READER, "tools": tools, "calls": calls}
     args.out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(summary(calls))
@@ -115,7 +122,8 @@ def main() -> None:
     run = sub.choices["run"]
     run.add_argument("--calls", type=Path, required=True, help="the reader's answer: [{task, tool, arguments}]")
     run.add_argument("--definitions", required=True, help="what the set is (original, reference overlay, …)")
-    run.add_argument("--name", help="the server's name in the record (default: the task folder's parent)")
+    run.add_argument("--name", help="the server's name in the record (default: the task folder's parent, "
+                                    "published-NAME under examples/published/)")
     args = parser.parse_args()
     command_ask(args) if args.command == "ask" else command_run(args)
 
