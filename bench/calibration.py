@@ -12,6 +12,9 @@ project's offline readers — and the simulated agents `sim:lexical` and `sim:sk
 for comparison only.
 
     python bench/calibration.py [--json] [--write docs/figures.md]
+
+`--write` also rewrites optimizer/data/reader_agreement.json, the readers' agreement that every offline banner
+states (`optimizer.models.offline_banner`).
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from figures import add_write_option, write
 
 from optimizer.definitions import ToolDef
+from optimizer.files import atomic_write
+from optimizer.models import AGREEMENT_FILE
 from optimizer.models.base import Message
 from optimizer.models.sim import SimAgent
 from optimizer.readers import READERS, load_reader
@@ -76,6 +82,16 @@ def measure(path: Path) -> dict[str, Any]:
     return row
 
 
+def agreement(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What AGREEMENT_FILE holds: per offline reader, its agreement with the real model over every file's tasks."""
+    tasks = sum(r["tasks"] for r in rows)
+    return {"measured": date.today().isoformat(), "tasks": tasks,
+            "agreement": {f"reader:{reader}": round(sum(r[reader]["agreement"] for r in rows) / tasks, 2)
+                          for reader in READERS},
+            "how": "python bench/calibration.py --write docs/figures.md: per reader, the share of the calibration "
+                   "tasks (bench/calibration/) on which its first tool is a real model's first call's tool"}
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = ("| file | tasks | real model | "
             + " | ".join(f"{r}: accuracy / agreement{' / recall@5' if r in READERS else ''}" for r in (*READERS, *SIMS))
@@ -107,6 +123,8 @@ def main() -> None:
     args = parser.parse_args()
     rows = [measure(path) for path in sorted(CALIBRATION.glob("*.json"))]
     write(args.write, "calibration", table(rows))
+    if args.write is not None:
+        atomic_write(AGREEMENT_FILE, json.dumps(agreement(rows), indent=2) + "\n")
     if args.json:
         print(json.dumps(rows, indent=1))
         return

@@ -3,9 +3,13 @@ embeddings rank a server's tools for a request; the top hit is the reader's choi
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from optimizer.definitions import Candidate, ToolDef
+from optimizer.models import offline_banner, reader_agreement
 from optimizer.readers import EmbeddingReader, SearchReader, load_reader, tool_text
 
 TOOLS = [
@@ -78,3 +82,18 @@ def test_reader_models_by_name_take_no_turns() -> None:
         asyncio.run(reader.turn("", TOOLS, []))
     with pytest.raises(ModelSpecError, match="reader:bm25, reader:embed"):
         load_model("reader:sim")
+
+
+def test_every_offline_banner_states_the_readers_measured_agreement_as_the_figures_page_has_it() -> None:
+    measured = reader_agreement()
+    banner = offline_banner(["reader:bm25", "reader:embed"])
+    for reader in ("reader:bm25", "reader:embed"):
+        assert f"{reader} on {measured['agreement'][reader]:.0%}" in banner
+    assert f"of {measured['tasks']:,} calibration tasks" in banner
+    assert "agree" not in offline_banner(["sim:lexical"]) and "calibration" not in offline_banner(["sim:lexical"])
+    figures = (Path(__file__).resolve().parent.parent / "docs" / "figures.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| all \| (\d+) \| \d+% \| \d+% / (\d+)% / \d+% \| \d+% / (\d+)% / \d+% \|", figures, re.M)
+    assert row is not None, "docs/figures.md has no calibration summary row"
+    assert (int(row[1]), int(row[2]), int(row[3])) == (  # both written by one `bench/calibration.py --write`
+        measured["tasks"], round(100 * measured["agreement"]["reader:bm25"]),
+        round(100 * measured["agreement"]["reader:embed"]))

@@ -8,8 +8,11 @@ The defaults and the retired models live in `defaults.py` and nowhere else."""
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -181,12 +184,28 @@ def offline_spec(spec: str) -> bool:
     return spec.strip().startswith(OFFLINE_PREFIXES)
 
 
+AGREEMENT_FILE = Path(__file__).resolve().parent.parent / "data" / "reader_agreement.json"
+"""How often each offline reader's first tool is a real model's, as `bench/calibration.py --write` last measured."""
+
+
+@functools.cache
+def reader_agreement() -> dict[str, Any]:
+    """AGREEMENT_FILE's content: {measured, tasks, agreement: {reader: share}, how}."""
+    return dict(json.loads(AGREEMENT_FILE.read_text(encoding="utf-8")))
+
+
 def offline_banner(model_ids: Sequence[str]) -> str:
-    """What every output that shows offline results says first, by the kinds of offline model it shows."""
+    """What every output that shows offline results says first, by the kinds of offline model it shows; for the
+    readers, with their measured agreement with a real model."""
     parts = []
-    if any(m.startswith("reader:") for m in model_ids):
+    readers = [m for m in model_ids if m.startswith("reader:")]
+    if readers:
+        measured = reader_agreement()
+        shares = [f"{m} on {measured['agreement'][m]:.0%}" for m in readers if m in measured["agreement"]]
+        agree = (f" (they pick a real model's first tool: {', '.join(shares)} of {measured['tasks']:,} calibration "
+                 "tasks)") if shares else ""
         parts.append("the readers (reader:*) measure findability, how a tool search or a router finds a tool, not "
-                     "agent accuracy, which needs a model")
+                     f"agent accuracy, which needs a model{agree}")
     if any(m.startswith("sim:") for m in model_ids):
         parts.append("the simulated agents (sim:*) are test doubles, not quality evidence")
     return "OFFLINE — " + ("; ".join(parts) or "no real model") + "."
