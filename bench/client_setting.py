@@ -30,6 +30,7 @@ from figures import add_write_option, write
 from optimizer.config import EvalConfig
 from optimizer.evaluation import run_eval
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
+from optimizer.models import offline_banner
 from optimizer.optimize import OptimizeConfig, run_optimize
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,8 +70,7 @@ def show(data: dict[str, Any]) -> str:
     models = list(OFFLINE_MODELS)
     out: list[str] = []
     say = out.append
-    say("OFFLINE — readers (findability, not agent accuracy): " + ", ".join(models) + "; rules proposer, seed 0; "
-        "support example\n")
+    say(offline_banner(models) + " Rules proposer, seed 0; support example.\n")
     say("1. eval beside workspace (held-out / train passed)\n")
     say("| naming | model | alone | in context | cross-server first calls |")
     say("|---|---|---|---|---|")

@@ -33,6 +33,7 @@ from figures import add_write_option, refuse_only, write
 from optimizer.config import RunError
 from optimizer.lint.rules_text import added_text_problems
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
+from optimizer.models import offline_banner
 from optimizer.optimize import OptimizeConfig, run_optimize
 from optimizer.review import load_review
 
@@ -162,8 +163,7 @@ def main() -> None:
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    print("OFFLINE — readers (findability, not agent accuracy): " + ", ".join(OFFLINE_MODELS)
-          + f"; rules proposer, goal {chosen_goal()}, default settings, seed 0")
+    print(offline_banner(OFFLINE_MODELS) + f" Rules proposer, goal {chosen_goal()}, default settings, seed 0.")
     print(markdown(rows))
     print()
     for row in rows:
