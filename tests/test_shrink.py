@@ -115,6 +115,34 @@ def test_a_shrink_proposer_leans_every_tool_of_every_candidate_and_offers_lean_s
         assert proposer.rationale(lean.key) == inner.rationale(plain.key)
 
 
+class Rewrites:
+    """A repairing proposer double: its repair rewrites get_weather's description, built on `current`."""
+
+    name, offline = "rewrites", False
+
+    async def propose(self, *args: Any, **kwargs: Any) -> list[Candidate]:
+        return []
+
+    async def repair(self, catalog: Catalog, current: Candidate, evidence: Any, rejected: Any) -> list[Candidate]:
+        return [Candidate(edits={**current.edits, "get_weather": ToolEdit(description="Weather now, by city.")})]
+
+    def last_report(self) -> dict[str, Any]:
+        return {}
+
+    def rationale(self, key: str) -> str | None:
+        return None
+
+
+def test_a_shrink_repair_leans_only_the_tools_it_rewrites() -> None:
+    catalog = Catalog("weather", (ToolDef("get_weather", "Current weather for a city.", GENERATED),
+                                  ToolDef("get_forecast", "Forecast for a city.", GENERATED)))
+    current = Candidate(edits={"get_forecast": ToolEdit(description="Five-day forecast for a city.")})
+    repaired = asyncio.run(LeanSchemas(Rewrites()).repair(catalog, current, build_evidence([], {}), []))
+    assert repaired == [Candidate(edits={  # get_forecast as current has it: the caller reads it as not rewritten
+        "get_forecast": ToolEdit(description="Five-day forecast for a city."),
+        "get_weather": ToolEdit(description="Weather now, by city.", lean_schema=True)})]
+
+
 def test_the_gate_of_a_shrink_tests_non_inferiority() -> None:
     base = {"server": "x", "tasks": "t", "models": ("reader:bm25",)}
     assert gate_settings(OptimizeConfig(**base, goal="shrink")) == (None, SHRINK_MARGIN)

@@ -9,7 +9,7 @@ redundant text returns none), the current texts with lean schemas come next, roo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,11 +20,11 @@ from optimizer.schema_metadata import lean_schema
 LEAN_ONLY = "lean schemas only: the texts as they are, without schema metadata a model gets nothing from"
 
 
-def leaned(catalog: Catalog, candidate: Candidate) -> Candidate:
-    """`candidate` with a lean schema on every tool whose schema has metadata to drop."""
+def leaned(catalog: Catalog, candidate: Candidate, only: Collection[str] | None = None) -> Candidate:
+    """`candidate` with a lean schema on every tool (of `only`, when given) whose schema has metadata to drop."""
     edits = dict(candidate.edits)
     for tool in catalog.tools:
-        if lean_schema(tool.name, dict(tool.input_schema)).dropped:
+        if (only is None or tool.name in only) and lean_schema(tool.name, dict(tool.input_schema)).dropped:
             edits[tool.name] = replace(edits.get(tool.name) or ToolEdit(), lean_schema=True)
     return replace(candidate, edits=edits)
 
@@ -53,10 +53,12 @@ class LeanSchemas:
         self, catalog: Catalog, current: Candidate, evidence: Evidence,
         rejected: Sequence[tuple[Candidate, Mapping[str, str]]],
     ) -> list[Candidate]:
-        """The inner proposer's repairs with lean schemas; none when it cannot repair."""
+        """The inner proposer's repairs with lean schemas on the tools each rewrites (the caller takes only those from
+        it, and a tool it left as it was must still read as not rewritten); none when it cannot repair."""
         if not isinstance(self.inner, RepairingProposer):
             return []
-        return self._leaned(catalog, await self.inner.repair(catalog, current, evidence, rejected), exclude=set())
+        written = await self.inner.repair(catalog, current, evidence, rejected)
+        return self._leaned(catalog, written, exclude=set(), rewritten_only=current)
 
     def last_report(self) -> dict[str, Any]:
         return self.inner.last_report()
@@ -64,12 +66,15 @@ class LeanSchemas:
     def rationale(self, key: str) -> str | None:
         return self._why.get(key)
 
-    def _leaned(self, catalog: Catalog, written: Sequence[Candidate], exclude: set[str]) -> list[Candidate]:
-        """Each candidate with lean schemas, in order, without duplicates or those in `exclude`; each keeps the
-        inner proposer's rationale."""
+    def _leaned(self, catalog: Catalog, written: Sequence[Candidate], exclude: set[str],
+                rewritten_only: Candidate | None = None) -> list[Candidate]:
+        """Each candidate with lean schemas (with `rewritten_only`, on the tools whose edit differs from its), in
+        order, without duplicates or those in `exclude`; each keeps the inner proposer's rationale."""
         out: list[Candidate] = []
         for candidate in written:
-            lean = leaned(catalog, candidate)
+            only = None if rewritten_only is None else [
+                tool for tool, edit in candidate.edits.items() if edit != rewritten_only.edits.get(tool)]
+            lean = leaned(catalog, candidate, only)
             if lean.key in exclude or any(lean.key == c.key for c in out):
                 continue
             out.append(lean)
