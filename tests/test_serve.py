@@ -32,11 +32,12 @@ REFERENCE = REPO / "examples" / "support" / "reference-overlay.json"
 TIME_SERVER = Path(sys.executable).with_name("mcp-server-time")
 PROXY = (sys.executable, "-c", "from optimizer.cli import main; main()", "serve")
 
-RENAMED = {  # a rename, a new description and parameter description, under a namespace prefix
+RENAMED = {  # a rename, a new description and parameter description, a lean schema, under a namespace prefix
     "namespace": {"scheme": "prefix", "word": "acme"},
     "tools": {"get_customer": {"name": "find_customer",
                                "description": "Look up one customer by email, phone or id (C-1004).",
-                               "parameters": {"query": "Email, phone (+1-555-0104) or customer id."}}},
+                               "parameters": {"query": "Email, phone (+1-555-0104) or customer id."},
+                               "lean_schema": True}},
 }
 SUPPORT_CALLS = [  # (original name, arguments): an answer, a business error, a validation error
     ("get_customer", {"query": "C-1004"}),
@@ -204,6 +205,9 @@ def test_support_lists_the_overlay_and_calls_reach_the_originals(
     if candidate.word:  # the original name of a renamed tool is not callable through the proxy
         assert len(unknown) == 2 and "get_customer" in unknown[1].text
         assert {t.name for t in listed.tools} >= {"acme_find_customer", "acme_lookup_order"}
+        lean = listed.get("acme_find_customer").input_schema  # FastMCP's generated titles are not served
+        assert "title" not in lean and "title" not in lean["properties"]["query"]
+        assert "title" in listed.get("acme_lookup_order").input_schema
 
 
 # --- a throwaway upstream with its own identity, structured results and a slow tool ----------------------
