@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -60,8 +60,10 @@ def call(name: str, arguments: dict[str, Any], result: str, error: bool = False)
     return {"id": "c1", "name": name, "original": name, "arguments": arguments, "result": result, "is_error": error}
 
 
-def episode(task_id: str, calls: Sequence[dict], passed: bool = False, model: str = "sim:lexical") -> StoredEpisode:
-    t = TASKS[task_id]
+def episode(task_id: str, calls: Sequence[dict], passed: bool = False, model: str = "sim:lexical",
+            tasks: Mapping[str, Task] | None = None) -> StoredEpisode:
+    """A train episode of `tasks` (TASKS unless given) with these calls."""
+    t = (TASKS if tasks is None else tasks)[task_id]
     data = {"prompt": t.prompt, "answer": "", "verdict": {"passed": passed, "reason": ""},
             "expected_tools": list(t.expect.tools), "calls": list(calls)}
     return StoredEpisode(f"{task_id}-{model}", model, task_id, t.split, "base", 0, "completed", passed, data)
@@ -231,13 +233,9 @@ def test_a_retired_tool_whose_errors_name_its_replacement_points_to_it() -> None
     tasks = {f"c{n}": Task(f"c{n}", f"Claim {n} pounds for a taxi.", Expect(tools=("file_claim",)), "train")
              for n in (3, 4)}
     refused = "Error executing tool submit_claim: business: this ledger is closed; file claims with file_claim."
+    episodes = [episode(t, [call("submit_claim", {"amount": 300}, refused, True)], tasks=tasks) for t in tasks]
 
-    def ep(task_id: str) -> StoredEpisode:
-        data = {"prompt": tasks[task_id].prompt, "answer": "", "verdict": {"passed": False, "reason": ""},
-                "expected_tools": ["file_claim"], "calls": [call("submit_claim", {"amount": 300}, refused, True)]}
-        return StoredEpisode(f"{task_id}-x", "sim:lexical", task_id, "train", "base", 0, "completed", False, data)
-
-    candidate = asyncio.run(RulesProposer().propose(catalog, Candidate(), build_evidence([ep("c3"), ep("c4")], tasks),
+    candidate = asyncio.run(RulesProposer().propose(catalog, Candidate(), build_evidence(episodes, tasks),
                                                     k=1, seed=0))[0]
     assert candidate.edits["submit_claim"].description == "Submit an expense claim. Use file_claim instead."
     assert "file_claim" not in candidate.edits
@@ -250,12 +248,7 @@ def test_a_tool_whose_errors_ask_for_another_tool_first_is_not_retired() -> None
              for n in (3, 4)}
     refused = "Error: no repository is open. Pass repo, or call open_repo first."
 
-    def ep(task_id: str) -> StoredEpisode:
-        data = {"prompt": tasks[task_id].prompt, "answer": "", "verdict": {"passed": False, "reason": ""},
-                "expected_tools": ["show_log"], "calls": [call("show_log", {}, refused, True)]}
-        return StoredEpisode(f"{task_id}-x", "sim:lexical", task_id, "train", "base", 0, "completed", False, data)
-
-    evidence = build_evidence([ep("l3"), ep("l4")], tasks)
+    evidence = build_evidence([episode(t, [call("show_log", {}, refused, True)], tasks=tasks) for t in tasks], tasks)
     assert replacements(catalog, [*evidence.failures, *evidence.successes]) == {}
 
 
@@ -282,10 +275,7 @@ CLUB_TASKS = {
 
 
 def club_episode(task_id: str, calls: Sequence[dict], passed: bool = False) -> StoredEpisode:
-    t = CLUB_TASKS[task_id]
-    data = {"prompt": t.prompt, "answer": "", "verdict": {"passed": passed, "reason": ""},
-            "expected_tools": list(t.expect.tools), "calls": list(calls)}
-    return StoredEpisode(f"{task_id}-lex", "sim:lexical", task_id, "train", "base", 0, "completed", passed, data)
+    return episode(task_id, calls, passed, tasks=CLUB_TASKS)
 
 
 FINES = "Fines:\n- ana: 2.50 overdue\n- chen: 1.00 damaged"
