@@ -21,8 +21,9 @@ from typing import Any
 from figures import add_write_option, write
 from testbed import servers
 
-from optimizer.definitions import Candidate, ToolEdit
+from optimizer.definitions import Candidate
 from optimizer.optimize.tokens import definition_tokens
+from optimizer.propose.lean import leaned
 from optimizer.schema_metadata import lean_schema
 from optimizer.servers import ServerError, ServerSpec, list_tools_once
 
@@ -35,9 +36,9 @@ def measure(name: str, command: str) -> dict[str, Any]:
         return {"server": name, "skipped": str(exc).splitlines()[0]}
     dropped = Counter(entry.split(" at ")[0] for tool in catalog.tools
                       for entry in lean_schema(tool.name, dict(tool.input_schema)).dropped)
-    lean = Candidate(edits={tool: ToolEdit(lean_schema=True) for tool in catalog.names})
     return {"server": name, "tools": len(catalog.tools), "tokens": definition_tokens(catalog, Candidate()),
-            "lean_tokens": definition_tokens(catalog, lean), "dropped": dict(sorted(dropped.items()))}
+            "lean_tokens": definition_tokens(catalog, leaned(catalog, Candidate())),
+            "dropped": dict(sorted(dropped.items()))}
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:

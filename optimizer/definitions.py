@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from optimizer.mentions import renamed
-from optimizer.schema_metadata import lean_schema
+from optimizer.schema_metadata import drop_metadata
 
 Scheme = Literal["none", "prefix", "suffix"]
 SCHEMES: tuple[Scheme, ...] = ("none", "prefix", "suffix")
@@ -247,7 +247,7 @@ def apply(catalog: Catalog, candidate: Candidate) -> Exposed:
         tool, edit = catalog.get(original), candidate.edits.get(original, ToolEdit())
         schema = _with_parameter_descriptions(tool, edit.parameters, aliases)
         if edit.lean_schema:
-            schema = lean_schema(tool.name, schema).schema
+            drop_metadata(tool.name, schema)  # `schema` is this tool's own copy
         description = renamed(tool.description if edit.description is None else edit.description, aliases)
         exposed.append(
             ToolDef(

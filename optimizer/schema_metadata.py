@@ -38,8 +38,12 @@ def lean_schema(tool_name: str, schema: dict[str, Any]) -> LeanSchema:
     """`schema` (not modified) without the metadata the module docstring names; the root's title is read against
     `tool_name`, a property's against its name, a `$defs` entry's against its key."""
     out = copy.deepcopy(schema)
-    dropped = [f"{keyword} at {path}" for path, keyword in _strip(out, tool_name, "root")]
-    return LeanSchema(out, tuple(dropped))
+    return LeanSchema(out, drop_metadata(tool_name, out))
+
+
+def drop_metadata(tool_name: str, schema: dict[str, Any]) -> tuple[str, ...]:
+    """`lean_schema` in place, on a schema the caller owns: what it dropped."""
+    return tuple(f"{keyword} at {path}" for path, keyword in _strip(schema, tool_name, "root"))
 
 
 def _strip(node: Any, name: str, path: str) -> Iterator[tuple[str, str]]:
