@@ -7,8 +7,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RESUMABLE_CHANGES = frozenset({"max_usd", "max_connections", "prices", "openai_base_url"})
-"""Settings a resumed run may change: they affect spending and speed, never an episode's result."""
+RESUMABLE_CHANGES = frozenset({"max_usd", "max_connections", "prices", "openai_base_url", "record", "replay"})
+"""Settings a resumed run may change: they affect spending, speed and where answers are kept or come from, never
+what an episode is asked."""
 
 
 class RunError(RuntimeError):
@@ -69,6 +70,11 @@ class EvalConfig(BaseModel):
     openai_base_url: str | None = Field(None, description="OpenAI-compatible server for openai:MODEL models (vLLM, "
                                         "Ollama, llama.cpp, OpenAI); default OPENAI_BASE_URL, else the OpenAI API. "
                                         "The key is OPENAI_API_KEY.")
+    record: str | None = Field(None, description="Keep every Claude answer the run receives in this folder (plain "
+                               "JSON with its provenance, never a key), to replay it with --replay.")
+    replay: str | None = Field(None, description="Answer every Claude request from a folder --record made: no API "
+                               "key, no API call; a request it has no answer for stops the run (exit 2). Outputs "
+                               "say REPLAY.")
     headers: dict[str, str] = Field(default_factory=dict, exclude=True, description="HTTP header for URL servers, "
                                    "'Name: value' (repeatable; never stored).")
 

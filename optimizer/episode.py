@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from optimizer.definitions import Exposed
-from optimizer.models.base import AgentModel, Message, ModelAccessError, ModelUnavailable, ToolCall, ToolResult, Usage
+from optimizer.models.base import (
+    AgentModel,
+    Message,
+    ModelAccessError,
+    ModelUnavailable,
+    ReplayMissing,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from optimizer.models.reader import TOP as READING_TOP
 from optimizer.models.reader import ToolRanker
 from optimizer.servers import CallOutcome, ServerCrashed
@@ -99,6 +108,8 @@ async def run_episode(
             _read(episode, model, exposed, task.prompt)
         else:
             await _loop(episode, model, exposed, call_tool, config, seed, turn_slot, search)
+    except ReplayMissing as exc:
+        raise ReplayMissing(f"task {task.id}: {exc}") from None
     except ModelAccessError:
         raise
     except (ServerCrashed, ModelUnavailable) as exc:

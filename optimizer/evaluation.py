@@ -46,6 +46,7 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         "run_dir": str(run.store.dir),
         "server": run.pool.spec.display,
         "offline": run.offline,
+        "replay": run.providers.replaying,
         "models": run.model_ids,
         "candidate": result.candidate,
         "splits": run.taskset.counts(),

@@ -24,7 +24,8 @@ from optimizer.episode import EpisodeConfig
 from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
 from optimizer.judge import Grader, JudgeSetupError, make_judge
 from optimizer.models import Providers, ProviderSettings, load_models
-from optimizer.models.base import AgentModel, ModelAccessError, ModelSpecError, ModelUnavailable
+from optimizer.models.base import AgentModel, ModelAccessError, ModelSpecError, ModelUnavailable, ReplayMissing
+from optimizer.models.tape import RecordingError
 from optimizer.patch import load_overlay
 from optimizer.prices import PriceError, PriceTable, load_prices
 from optimizer.prompt_files import load_prompt
@@ -115,7 +116,9 @@ async def open_harness(
         _check_settings(resolved)
         providers = Providers(ProviderSettings(max_connections=resolved.max_connections, thinking=resolved.thinking,
                                                openai_base_url=resolved.openai_base_url, batch=resolved.batch,
-                                               tool_search=resolved.tool_search))
+                                               tool_search=resolved.tool_search, record=resolved.record,
+                                               replay=resolved.replay, command=_COMMANDS[config_type.__name__],
+                                               roles=roles(resolved)))
         try:
             async with _opened(resolved, store, providers, progress) as harness:
                 opened = True
@@ -179,6 +182,8 @@ async def _opened(
         except BudgetExceeded as exc:
             raise RunError(f"{exc}. Episodes finished so far are saved; continue with --resume {store.run_id} "
                            "and a higher --max-usd") from None
+        except ReplayMissing as exc:
+            raise RunError(f"{exc}. Episodes finished so far are saved") from None
         except ModelAccessError as exc:
             raise RunError(f"the model provider refused the run: {exc}. Episodes finished so far are saved; "
                            f"fix it and continue with --resume {store.run_id}") from None
@@ -238,8 +243,14 @@ def _load_tasks(config: EvalConfig) -> TaskSet:
 def _load_models(config: EvalConfig, providers: Providers) -> list[AgentModel]:
     try:
         return load_models(config.models, providers)
-    except (ModelSpecError, ModelAccessError) as exc:
+    except (ModelSpecError, ModelAccessError, RecordingError) as exc:
         raise RunError(str(exc)) from None
+
+
+def roles(config: EvalConfig) -> dict[str, Any]:
+    """Who answers what in a run, as a recording's provenance names them: the agents, the proposer, the judge."""
+    named = {"agents": list(config.models), "proposer": getattr(config, "proposer", None), "judge": config.judge}
+    return {k: v for k, v in named.items() if v}
 
 
 def _budget(config: EvalConfig, store: RunStore) -> Budget | None:

@@ -17,7 +17,7 @@ from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import EvalProgress
 from optimizer.config import RunError
 from optimizer.gate import change_text, power_text, underpowered_note
-from optimizer.models import offline_banner, parse_models
+from optimizer.models import banners, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
 from optimizer.text import points
@@ -46,9 +46,10 @@ def optimize_command(**options: Any) -> None:
             if options["server"] is None or options["tasks"] is None:
                 raise RunError("--server and --tasks are required (or --resume RUN_ID alone)")
             offline = options["offline"]
+            replay = str(options["replay"]) if options["replay"] else None
             chosen = default_models(offline=offline, models=parse_models(options["models"]) if options["models"]
-                                    else None)
-            proposer = default_proposer(offline=offline, proposer=options["proposer"])
+                                    else None, replay=replay)
+            proposer = default_proposer(offline=offline, proposer=options["proposer"], replay=replay)
             config = build_config(OptimizeConfig, {**options, "models": ",".join(chosen), "proposer": proposer})
         progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
         with progress:
@@ -64,8 +65,8 @@ def optimize_command(**options: Any) -> None:
 
 
 def print_summary(console: Console, data: dict[str, Any]) -> None:
-    if data["offline"]:
-        console.print(f"[bold yellow]{offline_banner(data['models'])}[/]", soft_wrap=True)
+    for banner in banners(data):
+        console.print(f"[bold yellow]{escape(banner)}[/]", soft_wrap=True)
     table = Table(title=f"optimize {data['run_id']} — baseline → winner")
     for column in ("model", "split", "baseline", "winner", "change"):
         table.add_column(column, justify="left" if column in ("model", "split") else "right")

@@ -50,6 +50,8 @@ SHAPES: dict[str, Shape] = {
     "mcp_config": Shape(Path | None),
     "context": Shape(str | None),
     "context_servers": Shape(list[str] | None, flag="--context-server"),
+    "record": Shape(Path | None),
+    "replay": Shape(Path | None),
 }
 """Fields that are files on the command line (the config stores their path or text), or repeatable."""
 

@@ -18,7 +18,7 @@ from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress
 from optimizer.config import RunError
 from optimizer.gate import power_text, underpowered_note, verdict_text
-from optimizer.models import OFFLINE_DEFAULT, offline_banner, offline_spec
+from optimizer.models import OFFLINE_DEFAULT, banners, offline_spec
 from optimizer.models.base import ModelSpecError
 from optimizer.regress import RegressConfig, run_regress
 from optimizer.regress.outputs import check_outputs, markdown, write
@@ -70,8 +70,8 @@ def regress_command(**options: Any) -> None:
 
 
 def _print(report: dict[str, Any]) -> None:
-    if report["offline"]:
-        out.print(f"[bold yellow]{offline_banner(report['models'])}[/]", soft_wrap=True)
+    for banner in banners(report):
+        out.print(f"[bold yellow]{escape(banner)}[/]", soft_wrap=True)
     table = Table(title=f"regress {report['run_id']} — {report['split']} tasks, {report['epochs']} epoch(s)")
     for column in ("model", "tasks", "before", "after", "change", "p (Holm)", "can see", "flipped down", "verdict"):
         table.add_column(column)

@@ -14,6 +14,7 @@ from optimizer.cli.common import fail, parse_headers, read_system_prompt
 from optimizer.cli.options import config_values, option
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
+from optimizer.models.tape import RecordingError, read_provenance
 
 Config = TypeVar("Config", bound=BaseModel)
 
@@ -44,11 +45,23 @@ def build_config(config: type[Config], options: Mapping[str, Any]) -> Config:
             values["system_prompt"] = read_system_prompt(Path(values["system_prompt"]))
         if "source" in values:
             values["source"] = source_dir(Path(values["source"]))
+        check_recording(values.get("record"), values.get("replay"))
         return config(**values)
     except ModelSpecError as exc:
         raise fail(str(exc)) from None
     except ValidationError as exc:
         raise fail("; ".join(_problem(error) for error in exc.errors())) from None
+
+
+def check_recording(record: str | None, replay: str | None) -> None:
+    """--record and --replay: not both; a replay folder that is a recording."""
+    if record and replay:
+        raise fail("give --record (keep a run's answers) or --replay (answer from a recording), not both")
+    if replay:
+        try:
+            read_provenance(Path(replay))
+        except RecordingError as exc:
+            raise fail(f"--replay: {exc}") from None
 
 
 def source_dir(path: Path) -> str:

@@ -16,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers, run_job
+from optimizer.cli.settings import check_recording
+from optimizer.models import banners
 from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable
 from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
 from optimizer.servers import ServerError, ServerSpec, one_connection
@@ -99,6 +101,11 @@ def generate_command(
     runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Where the run directory (every call, the "
                                            "summary) goes.")] = Path("runs"),
     header: HeaderOpt = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Keep every answer Claude gives in this folder "
+                                                "(plain JSON with its provenance, never a key), for --replay.")] = None,
+    replay: Annotated[Path | None, typer.Option("--replay", help="Answer from a folder --record made instead of "
+                                                "Claude: no key, no API call; a turn it lacks stops the run (exit "
+                                                "2).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Write a task set for a server that has none: Claude (or, with --offline, a stand-in without a model) explores
@@ -109,11 +116,13 @@ def generate_command(
     if target.exists():
         raise fail(f"{target} exists; choose another --out or move it away (nothing was changed)")
     try:
+        check_recording(str(record) if record else None, str(replay) if replay else None)
         if not offline:
             check_model_name(model)
         spec = ServerSpec.parse(server, headers=parse_headers(header))
         settings = GenerateSettings(model, n=n, heldout=heldout, max_turns=max_turns, offline=offline, seed=seed,
                                     max_usd=max_usd, allow_destructive=allow_destructive,
+                                    record=str(record) if record else None, replay=str(replay) if replay else None,
                                     explore=tuple(t.strip() for t in (explore or "").split(",") if t.strip()))
         with err.status("connecting to the server", spinner="dots") as status:
             summary = run_job(run_generation(spec, settings, out_dir, runs_dir, resume=resume,
@@ -123,6 +132,8 @@ def generate_command(
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     else:
+        for banner in banners(summary):
+            out.print(f"[bold yellow]{escape(banner)}[/]", soft_wrap=True)
         kinds = ", ".join(f"{k} {v}" for k, v in summary["mix"].items() if v)
         cost = "OFFLINE stand-in, no model" if summary["offline"] else f"USD {summary['usd']:.4f}"
         out.print(f"wrote {summary['written']} of {summary['submitted']} submitted task(s) to {escape(str(target))} "

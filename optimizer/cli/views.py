@@ -6,11 +6,12 @@ import os
 from typing import Any
 
 from rich.console import Console, ConsoleDimensions
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from optimizer.evaluate import Outcome
-from optimizer.models import offline_banner
+from optimizer.models import banners
 from optimizer.text import points
 
 PIPED_WIDTH = 140
@@ -68,7 +69,8 @@ class EvalProgress:
 
     def start(self, run: Any, total: int) -> None:
         self.run_id = run.store.run_id
-        label = f"eval {run.store.run_id}" + (" [OFFLINE]" if run.offline else "")
+        label = (f"eval {run.store.run_id}" + (" [REPLAY]" if run.providers.replaying else "")
+                 + (" [OFFLINE]" if run.offline else ""))
         self._task = self._bar.add_task(label, total=total or None, accuracy="–", cached=0)
 
     def stage(self, label: str, total: int | None) -> None:
@@ -86,8 +88,8 @@ class EvalProgress:
 
 
 def print_eval(console: Console, report: dict[str, Any]) -> None:
-    if report["offline"]:
-        console.print(f"[bold yellow]{offline_banner(report['models'])}[/]", soft_wrap=True)
+    for banner in banners(report):
+        console.print(f"[bold yellow]{escape(banner)}[/]", soft_wrap=True)
     alone = (report.get("alone") or {}).get("results")
     beside = ", ".join(report.get("context") or [])
     title = f"Accuracy — run {report['run_id']}" + (f" (beside {beside})" if beside else "")

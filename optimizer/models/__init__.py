@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from optimizer.models.base import AgentModel, ModelSpecError
+from optimizer.models.base import AgentModel, MessagesAPI, ModelSpecError
 from optimizer.models.defaults import (
     CLAUDE_JUDGE,
     CLAUDE_PROPOSER,
@@ -27,7 +27,6 @@ from optimizer.models.defaults import (
 )
 
 if TYPE_CHECKING:
-    from optimizer.models.anthropic import AnthropicClient
     from optimizer.models.openai_compat import OpenAIClient
 
 __all__ = ["CLAUDE_JUDGE", "CLAUDE_PROPOSER", "CLAUDE_TASK_MODELS", "OFFLINE_DEFAULT", "RETIRED_MODELS",
@@ -46,6 +45,14 @@ class ProviderSettings:
     """Base URL of the OpenAI-compatible server for `openai:` models; None: OPENAI_BASE_URL, else the OpenAI API."""
     tool_search: str = "off"
     """bm25 or regex: Claude models defer the tools behind the API's server-side tool search."""
+    record: str | None = None
+    """A folder: keep every Messages API answer the run receives there (`tape.py`)."""
+    replay: str | None = None
+    """A recording folder: answer every Messages API request from it, with no key and no API call."""
+    command: str = ""
+    """The command whose answers a recording keeps (its provenance)."""
+    roles: Mapping[str, Any] = field(default_factory=dict)
+    """Who answers what in the run ({"agents": [...], "proposer": ..., "judge": ...}), for a recording's provenance."""
 
 
 def is_claude(spec: str) -> bool:
@@ -58,16 +65,38 @@ class Providers:
 
     def __init__(self, settings: ProviderSettings = ProviderSettings()) -> None:
         self.settings = settings
-        self._anthropic: AnthropicClient | None = None
+        self._anthropic: MessagesAPI | None = None
         self._openai: OpenAIClient | None = None
 
-    def anthropic(self) -> AnthropicClient:
-        """The Messages API client; raises ModelAccessError without ANTHROPIC_API_KEY."""
+    def anthropic(self) -> MessagesAPI:
+        """The Messages API client: with `replay`, a recording's answers (no key needed); else the API, its answers
+        kept in `record` when set. Raises ModelAccessError without ANTHROPIC_API_KEY, RecordingError for a folder
+        that is no recording or cannot be written."""
         if self._anthropic is None:
-            from optimizer.models.anthropic import AnthropicClient
-
-            self._anthropic = AnthropicClient(max_connections=self.settings.max_connections)
+            self._anthropic = self._messages_client()
         return self._anthropic
+
+    def _messages_client(self) -> MessagesAPI:
+        from optimizer.models import tape
+
+        if self.settings.replay:
+            return tape.ReplayClient(Path(self.settings.replay))
+        from optimizer.models.anthropic import AnthropicClient
+
+        client = AnthropicClient(max_connections=self.settings.max_connections)
+        if not self.settings.record:
+            return client
+        return tape.RecordingClient(client, Path(self.settings.record), tape.provenance(self.settings.command,
+                                                                                       self.settings.roles))
+
+    @property
+    def replaying(self) -> dict[str, Any] | None:
+        """Where a replayed run's answers come from (`tape.replay_source`), or None when nothing is replayed."""
+        if not self.settings.replay:
+            return None
+        from optimizer.models import tape
+
+        return tape.replay_source(Path(self.settings.replay))
 
     def openai(self) -> OpenAIClient:
         """The OpenAI-compatible client; raises ModelSpecError without the `openai` extra."""
@@ -192,6 +221,19 @@ AGREEMENT_FILE = Path(__file__).resolve().parent.parent / "data" / "reader_agree
 def reader_agreement() -> dict[str, Any]:
     """AGREEMENT_FILE's content: {measured, tasks, agreement: {reader: share}, how}."""
     return dict(json.loads(AGREEMENT_FILE.read_text(encoding="utf-8")))
+
+
+def banners(data: Mapping[str, Any]) -> list[str]:
+    """What an output of a run's `data` (summary, eval or regress report) says first: REPLAY when its answers were
+    replayed, OFFLINE when its models are offline."""
+    out = []
+    if data.get("replay"):
+        from optimizer.models.tape import replay_banner
+
+        out.append(replay_banner(data["replay"]))
+    if data.get("offline"):
+        out.append(offline_banner(data["models"]))
+    return out
 
 
 def offline_banner(model_ids: Sequence[str]) -> str:

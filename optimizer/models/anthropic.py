@@ -33,6 +33,7 @@ from anthropic.types.messages.batch_create_params import Request
 from optimizer.definitions import ToolDef
 from optimizer.models.base import (
     Message,
+    MessagesAPI,
     ModelAccessError,
     ModelSpecError,
     ModelUnavailable,
@@ -203,7 +204,7 @@ class AnthropicAgent:
 
     offline = False
 
-    def __init__(self, name: str, client: AnthropicClient, *, thinking: int | str | None = None,
+    def __init__(self, name: str, client: MessagesAPI, *, thinking: int | str | None = None,
                  max_tokens: int | None = None, batch: bool = False, tool_search: str = "off") -> None:
         check_model_name(name)
         self.name, self.client, self.batch = name, client, batch

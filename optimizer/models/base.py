@@ -25,6 +25,10 @@ class ModelAccessError(RuntimeError):
     """The provider refuses every request of this run (bad key, unknown model, no permission): the run stops."""
 
 
+class ReplayMissing(ModelAccessError):
+    """A replayed run asked something its recording has no answer for (`tape.py`): the run stops, saying what."""
+
+
 class ModelSpecError(ValueError):
     """A model string that names no known provider or has bad options."""
 
@@ -123,6 +127,18 @@ class MessagesClient(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class MessagesAPI(MessagesClient, Protocol):
+    """The whole client Claude agents take turns through: the API itself, or a recording of it (`tape.py`)."""
+
+    async def batched(self, params: dict[str, Any]) -> Reply:
+        """The reply to one request sent through the Message Batches API."""
+        ...
+
+    async def count_tokens(self, **params: Any) -> int:
+        """Input tokens of a request (free); checks the key and the model."""
+        ...
 
 
 @runtime_checkable

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field
 
 from optimizer.config import EvalConfig, RunError
 from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, OFFLINE_DEFAULT
+from optimizer.models.tape import RecordingError, read_provenance
 
 SHRINK_MARGIN = 0.1
 """The non-inferiority margin of a shrink's gate when --margin is not given: a drop of 10 points or more regresses."""
@@ -58,6 +60,14 @@ class OptimizeConfig(EvalConfig):
                                "winner's texts rewritten where they stand in the code (for git apply).")
 
 
+def recorded(folder: str) -> dict[str, Any]:
+    """A recording's provenance, its problems as a RunError."""
+    try:
+        return read_provenance(Path(folder))
+    except RecordingError as exc:
+        raise RunError(f"--replay: {exc}") from None
+
+
 def gate_settings(config: OptimizeConfig) -> tuple[float | None, float | None]:
     """(max_drop, margin) the gate uses: as given; for a shrink, the non-inferiority margin SHRINK_MARGIN when none
     is given, and no --max-drop of its own unless one is set (a drop fails when significant, or the margin or
@@ -67,12 +77,15 @@ def gate_settings(config: OptimizeConfig) -> tuple[float | None, float | None]:
     return (config.max_drop or None), (config.margin or SHRINK_MARGIN)
 
 
-def default_models(*, offline: bool, models: Sequence[str] | None) -> tuple[str, ...]:
-    """The models to use: as given; the offline readers with --offline; else stop with what to do."""
+def default_models(*, offline: bool, models: Sequence[str] | None, replay: str | None = None) -> tuple[str, ...]:
+    """The models to use: as given; the offline readers with --offline; a recording's agents with --replay; Claude
+    with a key; else stop with what to do."""
     if models:
         return tuple(models)
     if offline:
         return OFFLINE_DEFAULT
+    if replay and recorded(replay).get("agents"):
+        return tuple(recorded(replay)["agents"])
     if os.environ.get("ANTHROPIC_API_KEY"):
         return CLAUDE_TASK_MODELS
     raise RunError("no models to evaluate with: set ANTHROPIC_API_KEY to use Claude, pass --models (an "
@@ -80,8 +93,10 @@ def default_models(*, offline: bool, models: Sequence[str] | None) -> tuple[str,
                    f"offline readers ({','.join(OFFLINE_DEFAULT)}) and the rules proposer.")
 
 
-def default_proposer(*, offline: bool, proposer: str | None) -> str:
-    """The proposer: as given; rules with --offline or without a key; else Claude."""
+def default_proposer(*, offline: bool, proposer: str | None, replay: str | None = None) -> str:
+    """The proposer: as given; a recording's with --replay; rules with --offline or without a key; else Claude."""
     if proposer:
         return proposer
+    if replay and not offline and recorded(replay).get("proposer"):
+        return str(recorded(replay)["proposer"])
     return "rules" if offline or not os.environ.get("ANTHROPIC_API_KEY") else CLAUDE_PROPOSER

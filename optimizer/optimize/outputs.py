@@ -127,6 +127,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "server": run.pool.spec.display,
         "models": models,
         "offline": run.offline,
+        "replay": run.providers.replaying,
         "proposer": config.proposer,
         "splits": run.taskset.counts(),
         "baseline": _side(outcome.baseline, outcome.heldout_before, models),

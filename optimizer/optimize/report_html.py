@@ -9,7 +9,7 @@ from optimizer.evaluate import first_tool_confusion
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule
 from optimizer.html_report import Bar, Page, changes_of, render
-from optimizer.models import offline_banner
+from optimizer.models import banners
 from optimizer.optimize.rounds import Outcome
 from optimizer.search import SearchError, load_trials
 
@@ -26,7 +26,7 @@ def write_report_html(outcome: Outcome, data: dict[str, Any]) -> Path:
              f"gate: {'PASSED' if data['gate']['passed'] else 'FAILED'}; definition tokens "
              f"{data['definition_tokens']['baseline']:,} → {data['definition_tokens']['winner']:,}"]
     storage = outcome.config.storage or f"sqlite:///{run.store.dir / 'run.db'}"
-    banner = offline_banner(data["models"]) if data["offline"] else None
+    banner = " ".join(banners(data)) or None
     page = Page(
         title=f"Optimization run {data['run_id']}", offline=banner, facts=facts, bars=bars,
         gate_rule=gate_rule(data["gate"]), gate_rows=data["gate"]["models"],

@@ -7,15 +7,15 @@ from typing import Any
 from optimizer.definitions import Candidate
 from optimizer.evaluate import first_tool_confusion
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
-from optimizer.models import offline_banner
+from optimizer.models import banners
 from optimizer.optimize.rounds import Outcome
 from optimizer.text import points
 
 
 def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines = [f"# Optimization run {data['run_id']}", ""]
-    if data["offline"]:
-        lines += [f"**{offline_banner(data['models'])}**", ""]
+    for banner in banners(data):
+        lines += [f"**{banner}**", ""]
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"goal: {data.get('goal', 'accuracy')} · stopped: {data['stop_reason']}", ""]
@@ -49,7 +49,8 @@ def _saved(tokens: dict[str, Any]) -> str:
 def _cost_section(data: dict[str, Any]) -> list[str]:
     """Totals, USD to 4 decimals, a line per model when there are several, unpriced models and the price source."""
     c, episodes = data["cost"], data["episodes"]
-    offline = " (offline agents cost nothing)" if data["offline"] else ""
+    offline = " (offline agents cost nothing)" if data["offline"] else (
+        " that the run would have cost: its answers were replayed, and none was paid for" if data.get("replay") else "")
     estimated = " (estimated: offline models send no real request)" if data["offline"] else ""
     total = episodes["run"] + episodes["cached"]
     lines = ["## Cost", "", f"Input tokens {c['input_tokens']:,}, output {c['output_tokens']:,}, "

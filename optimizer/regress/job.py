@@ -140,7 +140,8 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
     rows = {v.model: {**v.to_json(), **side_figures(v.model, before.episodes, after.episodes)} for v in verdicts}
     return {
         "run_id": run.store.run_id, "run_dir": str(run.store.dir), "offline": run.offline, "models": models,
-        "split": cfg.split, "epochs": cfg.epochs, "max_drop": cfg.max_drop, "alpha": cfg.alpha,
+        "replay": run.providers.replaying, "split": cfg.split, "epochs": cfg.epochs, "max_drop": cfg.max_drop,
+        "alpha": cfg.alpha,
         "margin": cfg.margin, "fail_on": cfg.fail_on,
         "baseline": {"definitions": cfg.baseline, "server": cfg.baseline_server or run.pool.spec.display,
                      "candidate": before.candidate},

@@ -11,7 +11,7 @@ from typing import Any
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.html_report import Bar, Change, Page, render
-from optimizer.models import offline_banner
+from optimizer.models import banners
 from optimizer.text import points
 
 SUFFIXES = (".json", ".junit.xml", ".md")
@@ -71,8 +71,8 @@ def markdown(report: dict[str, Any]) -> str:
     """A short Markdown verdict and table, for a pull-request comment or GITHUB_STEP_SUMMARY."""
     status = "PASSED" if report["passed"] else "REGRESSION"
     lines = [f"### optimizer regress: {status}", ""]
-    if report["offline"]:
-        lines += [offline_banner(report["models"]), ""]
+    for banner in banners(report):
+        lines += [banner, ""]
     if report.get("context"):
         lines += [f"Beside {', '.join(report['context'])} (client naming: {report['client_naming']}).", ""]
     lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); {gate_rule(report)}.",
@@ -106,7 +106,7 @@ def write_report_html(run_dir: Path, report: dict[str, Any], confusions: dict[st
              f"candidate: {report['candidate']['definitions']} on {report['candidate']['server']}",
              f"{report['split']} tasks, {report['epochs']} epoch(s); models: {', '.join(report['models'])}",
              "verdict: " + ("PASSED" if report["passed"] else "REGRESSION")]
-    banner = offline_banner(report["models"]) if report["offline"] else None
+    banner = " ".join(banners(report)) or None
     page = Page(title=f"Regression check {report['run_id']}", offline=banner, facts=facts, bars=bars,
                 gate_rule=gate_rule(report), gate_rows=rows, confusion=confusions, changes=changes,
                 flipped={m: {"up": r["flipped_up"], "down": r["flipped_down"]} for m, r in rows.items()})

@@ -307,9 +307,17 @@ class GenerateSettings:
     offline: bool = False
     seed: int = 0
     max_usd: float | None = None
+    record: str | None = None
+    """A folder that keeps every answer Claude gives (`models/tape.py`)."""
+    replay: str | None = None
+    """A recording to answer from instead of Claude: no key, no API call."""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "explore": list(self.explore)}
+
+
+_RESUMABLE = frozenset({"max_usd", "record", "replay"})
+"""Settings a resumed generation may change: what it may spend, where answers are kept or come from."""
 
 
 def _run_dir(spec: ServerSpec, settings: GenerateSettings, runs_dir: Path, resume: str | None) -> Path:
@@ -327,7 +335,7 @@ def _run_dir(spec: ServerSpec, settings: GenerateSettings, runs_dir: Path, resum
     if (run_dir / "summary.json").exists():
         raise GenerateError(f"generation {resume} has finished; its summary is {run_dir / 'summary.json'}")
     stored = json.loads((run_dir / "settings.json").read_text(encoding="utf-8"))
-    differ = [key for key in wanted if key != "max_usd" and stored.get(key) != wanted[key]]
+    differ = [key for key in wanted if key not in _RESUMABLE and stored.get(key) != wanted[key]]
     if differ:
         raise GenerateError(f"generation {resume} was made with other settings: "
                             + "; ".join(f"{k} was {stored.get(k)!r}, now {wanted[k]!r}" for k in differ))
@@ -341,7 +349,8 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
     a fresh connection, then generated.yaml (when a task held), the run's calls.jsonl (also when generating
     failed) and summary.json; returns the summary."""
     say = progress or (lambda _: None)
-    providers = Providers(ProviderSettings())
+    providers = Providers(ProviderSettings(record=settings.record, replay=settings.replay,
+                                           command="optimizer tasks generate", roles={"generator": settings.model}))
     made = Generation()
     offline = settings.offline
     model = "offline" if offline else settings.model
@@ -379,6 +388,7 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
         "mix": mix(made.tasks), "splits": {s: sum(t.split == s for t in made.tasks) for s in ("train", "heldout")},
         "tools_without_tasks": covered(made.tasks, catalog, refused), "usage": usage,
         "usd": round(PriceTable.default().usd(model, usage) or 0.0, 6) if not offline else 0.0,
+        "replay": None if offline else providers.replaying,
     }
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     return summary
