@@ -30,6 +30,7 @@ class EvalConfig(BaseModel):
                                 "Overlays).")
     epochs: int = Field(1, ge=1, description="Runs of each task per model.")
     heldout: float = Field(0.3, ge=0, le=1, description="Share of tasks held out when a task sets no split.")
+    split: Literal["all", "train", "heldout"] = Field("all", description="The tasks run: all, or one split.")
     seed: int = Field(0, description="Seed for every random choice (offline agents' noise, the search).")
     max_connections: int = Field(4, ge=1, description="Concurrent model requests.")
     server_instances: int | None = Field(None, ge=1, description="Server connections kept open (default "

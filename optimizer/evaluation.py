@@ -14,6 +14,7 @@ from optimizer.evaluate import EvalResult, Outcome, Progress, first_tool_confusi
 from optimizer.harness import Harness, open_harness
 from optimizer.models.base import AgentModel
 from optimizer.models.reader import ToolRanker
+from optimizer.models.tape import keep_outcome
 from optimizer.scoring import accuracy_table
 from optimizer.servers.leases import state_report
 
@@ -26,7 +27,7 @@ async def run_eval(
     """Run (or resume) an eval and return the report that `--json` prints."""
     async with open_harness(config, EvalConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
                             overrides=overrides, progress=progress) as run:
-        tasks = run.taskset.split("all")
+        tasks = run.taskset.split(run.config.split)
         if on_start is not None:
             on_start(run, len(tasks) * len(run.models) * run.config.epochs * (2 if run.context else 1))
         result = await run.evaluate(run.candidate, tasks, epochs=run.config.epochs)
@@ -36,6 +37,7 @@ async def run_eval(
             report["alone"] = {"results": _accuracy(alone), "confusion": _confusion(run, alone)}
             report["episodes"] = {k: report["episodes"][k] + getattr(alone, k) for k in report["episodes"]}
         run.store.write_json("eval.json", report)
+        keep_outcome(run.config.record, report)
         run.store.export_transcripts()
         return report
 

@@ -33,7 +33,8 @@ CHOICE_OPTIONS = [
 ]
 
 
-@with_options(config_options(OptimizeConfig, skip={"models", "proposer"}), CHOICE_OPTIONS, run_options("optimize"))
+@with_options(config_options(OptimizeConfig, skip={"models", "proposer", "split"}), CHOICE_OPTIONS,
+              run_options("optimize"))
 def optimize_command(**options: Any) -> None:
     """Find better tool definitions: baseline, rounds of propose and search on the train tasks, then the
     winner against the baseline on held-out tasks for every model (the gate). Writes summary.json,

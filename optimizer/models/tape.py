@@ -4,6 +4,8 @@ from them with no key and no API call.
 A recording is a folder of plain JSON a person can read and diff:
 - `provenance.json`: the command, the models, the endpoint that answered, who answered it (`answered_by`) and
   when. Never a key or a header value.
+- `outcome.json`: the recorded run's results (summary.json, eval.json or regress.json), which its replay gives
+  again.
 - `answers.jsonl`: one answer a line, sorted by what it answers: `{"key", "about", "reply"}`. `about` says what
   was asked (model, kind, definitions digest, turn, the conversation's first words) for people and error
   messages; `reply` is the answer (content blocks, stop reason, usage, model).
@@ -174,6 +176,16 @@ def provenance(command: str, roles: Mapping[str, Any]) -> dict[str, Any]:
     endpoint = endpoint_of(os.environ.get("ANTHROPIC_BASE_URL"))
     return {"command": command, **roles, "endpoint": endpoint,
             "answered_by": os.environ.get("OPTIMIZER_ANSWERED_BY") or f"the Messages API at {endpoint}"}
+
+
+OUTCOME = "outcome.json"
+
+
+def keep_outcome(folder: str | None, data: Mapping[str, Any]) -> None:
+    """A recorded run's results (its summary.json, eval.json or regress.json) beside its answers, so that a replay
+    can be held to them; nothing when the run records nothing."""
+    if folder:
+        _write_atomic(Path(folder) / OUTCOME, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def replay_source(folder: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.evaluation import reading_recall
 from optimizer.files import atomic_write
 from optimizer.models.reader import ToolRanker
+from optimizer.models.tape import keep_outcome
 from optimizer.optimize.config import gate_settings
 from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.report_html import write_report_html
@@ -180,6 +181,7 @@ def write_outputs(outcome: Outcome) -> dict[str, Any]:
     data["source_patch"] = _source_patch(outcome)
     data["report_html"] = str(directory / "report.html")
     run.store.write_json("summary.json", data)
+    keep_outcome(run.config.record, data)
     atomic_write(directory / "report.md", report_markdown(outcome, data, patch))
     write_report_html(outcome, data)
     run.store.export_transcripts()

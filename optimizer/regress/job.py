@@ -22,6 +22,7 @@ from optimizer.evaluate import EvalResult, Progress, first_tool_confusion
 from optimizer.gate import judge, outcomes_by_task
 from optimizer.harness import Harness, open_harness
 from optimizer.html_report import changes_of
+from optimizer.models.tape import keep_outcome
 from optimizer.patch import load_overlay
 from optimizer.regress.outputs import write_report_html
 from optimizer.servers import ServerError, ServerPool, ServerSpec
@@ -90,6 +91,7 @@ async def run_regress(
         report = verdict(run, results["baseline"], results["candidate"])
         report["report_html"] = str(run.store.dir / "report.html")
         run.store.write_json("regress.json", report)
+        keep_outcome(run.config.record, report)
         changes = changes_of(run.catalog, new, before_side.candidate) if cfg.baseline_server is None else []
         write_report_html(run.store.dir, report, {"before": first_tool_confusion(results["baseline"].outcomes),
                                                   "after": first_tool_confusion(results["candidate"].outcomes)},

@@ -1,0 +1,69 @@
+"""The bundled real-model recordings, replayed: README's first command (payroll `optimize`) and the support `eval`s
+in whole conversations. No key, no network: every answer comes from the recording, and each replay must give the
+recorded run's own results (`outcome.json`). A change to what the product asks (a task prompt, a tool definition, the
+evidence, a request's data) stops a replay with exit 2 naming the request: re-record it, do not loosen the match
+(docs/replay.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_API = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_BASE_URL": None}
+PAYROLL = ROOT / "examples/payroll"
+SUPPORT = ROOT / "examples/support"
+README_FLAGS = ("--trials", "8", "--heldout-candidates", "2")
+"""The flags of README's first command beyond the recording: the recorded run's search settings."""
+Cli = Callable[..., Any]
+
+
+def outcome(recording: Path) -> dict[str, Any]:
+    return dict(json.loads((recording / "outcome.json").read_text(encoding="utf-8")))
+
+
+def void_message(result: Any) -> str:
+    """What a failed replay says, for the assertion message: the product's requests changed, re-record."""
+    return ("the replay did not finish: if the product's requests changed on purpose, record again "
+            "(docs/replay.md) rather than loosen the match.\n" + result.stderr[-3000:])
+
+
+def test_readme_first_command_replays_the_payroll_recording(run_cli: Cli, tmp_path: Path) -> None:
+    recording = PAYROLL / "recorded/optimize"
+    result = run_cli("--server", f"{sys.executable} {PAYROLL / 'server.py'}", "--tasks", str(PAYROLL / "tasks"),
+                     "--replay", str(recording), *README_FLAGS, "--runs-dir", str(tmp_path), "--run-id", "replay",
+                     script="optimize", env=NO_API)
+    assert result.returncode == 0, void_message(result)
+    assert result.stdout.startswith("REPLAY — every model answer comes from the recording")
+    summary = json.loads((tmp_path / "replay" / "summary.json").read_text(encoding="utf-8"))
+    recorded = outcome(recording)
+    assert summary["models"] == recorded["models"] and summary["proposer"] == recorded["proposer"]
+    for side in ("baseline", "winner"):
+        assert summary[side]["heldout"] == recorded[side]["heldout"] and summary[side]["train"] == recorded[side]["train"]
+    assert summary["gate"]["passed"] and summary["winner"]["candidate"] == recorded["winner"]["candidate"]
+    for model in summary["models"]:
+        gain = summary["winner"]["heldout"][model]["accuracy"] - summary["baseline"]["heldout"][model]["accuracy"]
+        assert gain >= 0.5, f"{model} gained {gain:.0%} on held-out"
+    assert summary["cost"]["usd"] > 0 and summary["offline"] is False
+    report = (tmp_path / "replay" / "report.md").read_text(encoding="utf-8")
+    assert "**REPLAY —" in report and "would have cost" in report
+    assert "REPLAY —" in (tmp_path / "replay" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("definitions", ["original", "reference"])
+def test_the_support_evals_in_whole_conversations_replay_to_their_recorded_results(
+        run_cli: Cli, tmp_path: Path, definitions: str) -> None:
+    recording = SUPPORT / "recorded" / f"eval-{definitions}"
+    overlay = ("--overlay", str(SUPPORT / "reference-overlay.json")) if definitions == "reference" else ()
+    result = run_cli("eval", "--server", f"{sys.executable} {SUPPORT / 'server.py'}", "--tasks",
+                     str(SUPPORT / "tasks"), "--split", "heldout", "--isolate", *overlay, "--replay", str(recording),
+                     "--runs-dir", str(tmp_path), "--json", env=NO_API)
+    assert result.returncode == 0, void_message(result)
+    report, recorded = json.loads(result.stdout), outcome(recording)
+    assert report["results"] == recorded["results"] and report["confusion"] == recorded["confusion"]
+    assert report["replay"]["agents"] == recorded["models"] and report["episodes"]["infra_errors"] == 0
