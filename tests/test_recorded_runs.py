@@ -44,7 +44,8 @@ def test_readme_first_command_replays_the_payroll_recording(run_cli: Cli, tmp_pa
     recorded = outcome(recording)
     assert summary["models"] == recorded["models"] and summary["proposer"] == recorded["proposer"]
     for side in ("baseline", "winner"):
-        assert summary[side]["heldout"] == recorded[side]["heldout"] and summary[side]["train"] == recorded[side]["train"]
+        for split in ("train", "heldout"):
+            assert summary[side][split] == recorded[side][split]
     assert summary["gate"]["passed"] and summary["winner"]["candidate"] == recorded["winner"]["candidate"]
     for model in summary["models"]:
         gain = summary["winner"]["heldout"][model]["accuracy"] - summary["baseline"]["heldout"][model]["accuracy"]

@@ -94,7 +94,8 @@ def test_a_changed_task_prompt_stops_the_replay_naming_the_task(run_cli: Cli, re
                                                                 tmp_path: Path) -> None:
     tasks = tasks_in(tmp_path, "orders.yaml", "policies.yaml")
     text = (tasks / "policies.yaml").read_text(encoding="utf-8")
-    changed = text.replace("How long does a customer have to send an item back?", "How many days may a customer take to return an item?")
+    changed = text.replace("How long does a customer have to send an item back?",
+                           "How many days may a customer take to return an item?")
     assert changed != text
     (tasks / "policies.yaml").write_text(changed, encoding="utf-8")
     result = replay_eval(run_cli, recorded, tmp_path, tasks=tasks)

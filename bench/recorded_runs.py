@@ -1,0 +1,100 @@
+"""Benchmark: the bundled real-model recordings, replayed (no key, no network), and what their agents did.
+
+Replays README's first command (payroll `optimize`) and the support `eval`s in whole conversations
+(docs/replay.md), then reads every held-out episode of the replayed runs: passed, and per task the tool calls, the
+failed calls (an error result), the turns and the agent's tokens. Every answer was written by a Claude model
+(the recordings' provenance says how); the replay only re-runs the server, the scoring, the search and the gate.
+
+    python bench/recorded_runs.py [--write docs/figures.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from figures import add_write_option, replace_section
+
+from optimizer.store import RunStore
+
+ROOT = Path(__file__).resolve().parent.parent
+PAYROLL, SUPPORT = ROOT / "examples/payroll", ROOT / "examples/support"
+RUNS: list[tuple[str, str, list[str]]] = [
+    ("payroll optimize", "first call, read blind per definition set", [
+        "optimize", "--server", f"{sys.executable} {PAYROLL / 'server.py'}", "--tasks", str(PAYROLL / "tasks"),
+        "--replay", str(PAYROLL / "recorded/optimize"), "--trials", "8", "--heldout-candidates", "2"]),
+    ("support eval, the server's definitions", "whole conversations, a fresh reader per turn", [
+        "optimizer", "eval", "--server", f"{sys.executable} {SUPPORT / 'server.py'}", "--tasks", str(SUPPORT / "tasks"),
+        "--split", "heldout", "--isolate", "--replay", str(SUPPORT / "recorded/eval-original")]),
+    ("support eval, reference-overlay.json", "whole conversations, a fresh reader per turn", [
+        "optimizer", "eval", "--server", f"{sys.executable} {SUPPORT / 'server.py'}", "--tasks", str(SUPPORT / "tasks"),
+        "--split", "heldout", "--isolate", "--overlay", str(SUPPORT / "reference-overlay.json"), "--replay",
+        str(SUPPORT / "recorded/eval-reference")]),
+]
+
+
+def replay(argv: list[str], runs: Path, run_id: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
+    done = subprocess.run([*argv, "--runs-dir", str(runs), "--run-id", run_id], env=env, capture_output=True,
+                          text=True, check=False)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[:2])}: exit {done.returncode}\n{done.stderr[-2000:]}")
+
+
+def held_out(run_dir: Path, candidate: str) -> dict[str, Any]:
+    """Per task on held-out for one candidate: passed, calls, failed calls, turns, agent tokens."""
+    store = RunStore.open_existing(run_dir.parent, run_dir.name)
+    try:
+        episodes = [e for e in store.episodes(candidate) if e.split == "heldout" and e.status != "infra_error"]
+    finally:
+        store.close()
+    n = len(episodes) or 1
+    calls = [e.data.get("calls") or [] for e in episodes]
+    usage = [e.data.get("usage") or {} for e in episodes]
+    return {"passed": sum(bool(e.passed) for e in episodes), "n": len(episodes),
+            "calls": sum(map(len, calls)) / n, "failed": sum(c["is_error"] for cs in calls for c in cs) / n,
+            "turns": sum(int(e.data.get("turns") or 0) for e in episodes) / n,
+            "tokens": sum(u.get("input_tokens", 0) + u.get("cache_read_tokens", 0) + u.get("output_tokens", 0)
+                          for u in usage) / n}
+
+
+def measure() -> str:
+    rows = ["| run | agent seat | definitions | held-out passed | tool calls / task | failed calls / task | "
+            "turns / task | agent tokens / task |", "|---|---|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for number, (label, seat, argv) in enumerate(RUNS):
+            run_id = f"r{number}"
+            replay(argv, Path(tmp), run_id)
+            run_dir = Path(tmp) / run_id
+            if argv[0] == "optimize":
+                summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+                sides = [("the server's own", summary["baseline"]["candidate"]),
+                         ("the winner", summary["winner"]["candidate"])]
+            else:
+                sides = [("as run", json.loads((run_dir / "eval.json").read_text(encoding="utf-8"))["candidate"])]
+            for name, candidate in sides:
+                f = held_out(run_dir, candidate)
+                rows.append(f"| {label} | {seat} | {name} | {f['passed']}/{f['n']} | {f['calls']:.1f} | "
+                            f"{f['failed']:.1f} | {f['turns']:.1f} | {f['tokens']:,.0f} |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_write_option(parser)
+    args = parser.parse_args()
+    table = measure()
+    print("REPLAY of the bundled recordings (every answer written by a Claude model; docs/replay.md)\n")
+    print(table)
+    if args.write:
+        replace_section(args.write, "recorded-runs", table)
+
+
+if __name__ == "__main__":
+    main()
