@@ -153,3 +153,35 @@ def test_the_key_leaves_out_our_own_wording_and_keeps_what_determines_the_answer
 def test_the_endpoint_in_the_provenance_carries_no_credentials() -> None:
     assert tape.endpoint_of("https://user:secret@example.test:8443/v1?key=x") == "https://example.test:8443/v1"
     assert tape.endpoint_of(None) == "https://api.anthropic.com"
+
+
+def test_a_generation_recorded_replays_with_the_same_tasks_and_no_key(run_cli: Cli, tmp_path: Path) -> None:
+    from fakes.anthropic_api import ScriptedPolicy, tool_use_reply
+
+    order = {"tool": "lookup_order", "arguments": {"order_id": "#10007"}}
+    submitted = [{"prompt": "How much did order #10007 cost in total?", "answer": "$219.40", "tools": ["lookup_order"],
+                  "calls": [order], "kind": "lookup"}]
+    recording = tmp_path / "recording"
+    policy = ScriptedPolicy([tool_use_reply("lookup_order", {"order_id": "#10007"}),
+                             tool_use_reply("submit_tasks", {"tasks": submitted})])
+    with FakeAnthropicAPI(policy) as api:
+        live = run_cli("tasks", "generate", "--server", SUPPORT, "--out", str(tmp_path / "live"), "--runs-dir",
+                       str(tmp_path / "runs"), "--record", str(recording), "--max-turns", "2", "--json",
+                       env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url})
+    assert live.returncode == 0, live.stderr[-3000:]
+    replayed = run_cli("tasks", "generate", "--server", SUPPORT, "--out", str(tmp_path / "again"), "--runs-dir",
+                       str(tmp_path / "runs"), "--replay", str(recording), "--max-turns", "2", env=NO_API)
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert replayed.stdout.startswith("REPLAY — every model answer comes from the recording")
+    text = (tmp_path / "live" / "generated.yaml").read_text(encoding="utf-8").split("\n", 2)[2]
+    assert (tmp_path / "again" / "generated.yaml").read_text(encoding="utf-8").split("\n", 2)[2] == text
+    provenance = json.loads((recording / "provenance.json").read_text(encoding="utf-8"))
+    assert provenance["command"] == "optimizer tasks generate" and provenance["generator"] == "claude-opus-5-5"
+
+
+def test_a_recording_killed_mid_write_keeps_every_whole_answer(tmp_path: Path) -> None:
+    (tmp_path / "answers.jsonl").write_text('{"key": "a", "reply": {}}\n{"key": "b", "rep', encoding="utf-8")
+    assert [e["key"] for e in tape.read_answers(tmp_path)] == ["a"]
+    (tmp_path / "answers.jsonl").write_text('{"key": "a"\n{"key": "b", "reply": {}}\n', encoding="utf-8")
+    with pytest.raises(tape.RecordingError, match="answers.jsonl:1"):
+        tape.read_answers(tmp_path)
