@@ -15,10 +15,11 @@ from optimizer.cli.views import EvalProgress, print_eval
 from optimizer.config import EvalConfig, RunError
 from optimizer.evaluation import run_eval
 from optimizer.models import OFFLINE_DEFAULT, offline_spec
+from optimizer.optimize.config import recorded
 
 
 @with_options(config_options(EvalConfig, skip={"models"}), [
-    models_option(",".join(OFFLINE_DEFAULT), MODELS_HELP),
+    models_option(None, MODELS_HELP + f" Default: {','.join(OFFLINE_DEFAULT)}; with --replay, the recording's agents."),
     option("offline", bool, False, ["--offline"], "Only offline models (the readers reader:bm25,reader:embed unless "
            "--models names other reader: or sim: models); no API calls. Results are labelled OFFLINE."),
 ], run_options("eval"))
@@ -32,6 +33,7 @@ def eval_command(**options: Any) -> None:
     if options["server"] is not None or options["tasks"] is not None or not resume:
         if options["server"] is None or options["tasks"] is None:
             raise fail("--server and --tasks are required (or --resume RUN_ID alone to finish a run)")
+        options["models"] = options["models"] or default_eval_models(options["replay"])
         if options["offline"] and not all(offline_spec(m) for m in options["models"].split(",")):
             raise fail("--offline runs only offline readers and simulated agents (reader:…, sim:…); drop --offline "
                        "or the other --models")
@@ -54,3 +56,15 @@ def eval_command(**options: Any) -> None:
                   f"error (the server or a model failed; see {report.get('run_dir') or 'the run directory'}'s "
                   "server.log and transcripts)", soft_wrap=True)
         raise typer.Exit(2)
+
+
+def default_eval_models(replay: Any) -> str:
+    """--models when none is given: the recording's agents with --replay, else the offline readers."""
+    if replay:
+        try:
+            agents = recorded(str(replay)).get("agents")
+        except RunError as exc:
+            raise fail(str(exc)) from None
+        if agents:
+            return ",".join(agents)
+    return ",".join(OFFLINE_DEFAULT)
