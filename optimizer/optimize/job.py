@@ -141,8 +141,9 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     if run.context:  # chosen in context; say how it does where the server stands alone too (not used to choose)
         alone = (await run.evaluate(baseline.candidate, heldout, epochs=config.epochs, alone=True),
                  await run.evaluate(best.candidate, heldout, epochs=config.epochs, alone=True))
-    run.stage("held-out: the best candidates (not used to select)",
-              (config.heldout_candidates - 1) * len(heldout) * per_task)
+    rescored = sum(key != best.candidate.key for key in front) if config.heldout_candidates > 1 else 0
+    run.stage("held-out: the best candidates (not used to select)",  # train scores and the winner: from the cache
+              (rescored * len(train) + (1 + min(config.heldout_candidates - 1, rescored)) * len(heldout)) * per_task)
     candidates = await heldout_candidates(run, front, best, train, heldout)
     return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop, dict(run.episodes),
                    alone, candidates)
