@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 0: leaves with no project imports of note
     ("optimizer.text", "optimizer.secrets", "optimizer.prompt_files", "optimizer.stats", "optimizer.power",
      "optimizer.values", "optimizer.mentions", "optimizer.schema_metadata", "optimizer.result_text",
-     "optimizer.prices", "optimizer.files"),
+     "optimizer.prices", "optimizer.files", "optimizer.efficiency"),
     # 1: the contract types
     ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults",
      "optimizer.models.limits"),

@@ -21,6 +21,7 @@ from typing import Any
 
 from optimizer.context import ClientNaming, Context, client_names
 from optimizer.definitions import Candidate, Catalog, Exposed, apply, digest
+from optimizer.efficiency import EpisodeCost
 from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
@@ -46,9 +47,8 @@ class Outcome:
     cached: bool
     expected_first: str | None
     chosen_first: str | None
-    tool_calls: int
-    input_tokens: int
-    output_tokens: int
+    cost: EpisodeCost = EpisodeCost()
+    """What the episode paid on its way: calls, failed calls, turns, tokens, seconds (`efficiency.py`)."""
     found: bool | None = None
     """With a tool search: whether a search found (and so loaded) the expected first tool (None without one)."""
     called_expected: bool = False
@@ -262,12 +262,10 @@ def _message_json(message: Message) -> dict[str, object]:
 def _outcome(stored: StoredEpisode, task: Task, *, cached: bool) -> Outcome:
     calls = stored.data.get("calls", [])
     first = (calls[0].get("original") or f"?{calls[0].get('name')}") if calls else None
-    usage = stored.data.get("usage", {})
     return Outcome(
         task_id=task.id, model=stored.model, split=task.split, epoch=stored.epoch, passed=stored.passed,
         cached=cached, expected_first=task.expect.tools[0] if task.expect.tools else None, chosen_first=first,
-        tool_calls=len(calls), input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
-        found=_found(stored.data, task),
+        cost=EpisodeCost.of(stored.data), found=_found(stored.data, task),
         called_expected=bool(task.expect.tools) and task.expect.tools[0] in {c.get("original") for c in calls},
     )
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from optimizer.config import EvalConfig
 from optimizer.context import SEPARATOR
+from optimizer.efficiency import efficiency_table
 from optimizer.evaluate import EvalResult, Outcome, Progress, first_tool_confusion, search_recall, unfound_queries
 from optimizer.harness import Harness, open_harness
 from optimizer.models.base import AgentModel
@@ -77,7 +78,11 @@ def reading_recall(models: Sequence[AgentModel], outcomes: Sequence[Outcome]) ->
 
 
 def _accuracy(result: EvalResult) -> dict[str, Any]:
-    return accuracy_table((o.model, o.split, o.passed) for o in result.outcomes)
+    """{model: {split: accuracy cell and efficiency figures}}: pass rates and what the episodes paid, side by side."""
+    table: dict[str, Any] = accuracy_table((o.model, o.split, o.passed) for o in result.outcomes)
+    costs = efficiency_table((o.model, o.split, o.cost) for o in result.outcomes)
+    return {model: {split: {**cell, **costs[model][split]} for split, cell in splits.items()}
+            for model, splits in table.items()}
 
 
 def _confusion(run: Harness[Any], result: EvalResult) -> dict[str, Any]:

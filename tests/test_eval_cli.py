@@ -18,6 +18,8 @@ from conftest import small_tasks
 from helpers.cli import cli_command
 from helpers.run_db import count_episodes
 
+from optimizer.efficiency import KEYS
+
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
 SUPPORT_TASKS = ROOT / "examples/support/tasks"
@@ -41,8 +43,9 @@ def test_json_report_has_the_documented_shape(run_cli: Cli, tmp_path: Path) -> N
     for model in report["models"]:
         for split in ("train", "heldout"):
             row = report["results"][model][split]
-            assert set(row) == {"accuracy", "passed", "n", "ci_low", "ci_high"}
+            assert set(row) == {"accuracy", "passed", "n", "ci_low", "ci_high", *KEYS}
             assert 0 <= row["ci_low"] <= row["accuracy"] <= row["ci_high"] <= 1
+            assert row["calls_per_task"] == row["failed_calls_per_task"] == 0  # readers rank tools, call nothing
     assert report["episodes"]["run"] == sum(r["n"] for m in report["results"].values() for r in m.values())
     run_dir = tmp_path / "shape"
     assert (run_dir / "run.db").exists() and (run_dir / "eval.json").exists()

@@ -3,6 +3,8 @@ better, and the token cost of a candidate's definitions."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit
 from optimizer.evaluate import EvalResult, Outcome
 from optimizer.optimize.outputs import split_table
@@ -17,7 +19,7 @@ def tasks(n: int) -> list[Task]:
 
 
 def outcome(model: str, task: str, passed: bool) -> Outcome:
-    return Outcome(task, model, "train", 0, passed, False, None, None, 1, 10, 5)
+    return Outcome(task, model, "train", 0, passed, False, None, None)
 
 
 def test_chunks_are_growing_prefixes_ending_with_every_task() -> None:
@@ -50,10 +52,17 @@ def test_definition_tokens_follow_the_exposed_definitions() -> None:
     assert list(tokens_per_tool(catalog, renamed)) == ["get_order"]
 
 
-def test_split_table_counts_per_model() -> None:
-    result = EvalResult("c", [outcome("a", "t1", True), outcome("a", "t2", False)])
-    assert split_table(result, ["a", "b"]) == {"a": {"accuracy": 0.5, "passed": 1, "n": 2},
-                                               "b": {"accuracy": 0.0, "passed": 0, "n": 0}}
+def test_split_table_counts_per_model_with_what_its_episodes_paid() -> None:
+    from optimizer.efficiency import EpisodeCost
+
+    paid = {"t1": EpisodeCost(calls=1, turns=2, tokens=100), "t2": EpisodeCost(calls=4, failed_calls=3, turns=5,
+                                                                                tokens=401)}
+    result = EvalResult("c", [replace(outcome("a", t, t == "t1"), cost=paid[t]) for t in ("t1", "t2")])
+    nothing = {"calls_per_task": 0.0, "failed_calls_per_task": 0.0, "turns_per_task": 0.0, "tokens_per_task": 0}
+    assert split_table(result, ["a", "b"]) == {
+        "a": {"accuracy": 0.5, "passed": 1, "n": 2, "calls_per_task": 2.5, "failed_calls_per_task": 1.5,
+              "turns_per_task": 3.5, "tokens_per_task": 250},
+        "b": {"accuracy": 0.0, "passed": 0, "n": 0, **nothing}}
 
 
 def test_screening_rejects_candidates_over_the_token_budget() -> None:

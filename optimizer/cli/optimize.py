@@ -16,6 +16,7 @@ from optimizer.cli.options import config_options, option, run_options, with_opti
 from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import EvalProgress
 from optimizer.config import RunError
+from optimizer.efficiency import cost_change
 from optimizer.gate import change_text, power_text, underpowered_note
 from optimizer.models import banners, parse_models
 from optimizer.models.base import ModelSpecError
@@ -69,13 +70,14 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     for banner in banners(data):
         console.print(f"[bold yellow]{escape(banner)}[/]", soft_wrap=True)
     table = Table(title=f"optimize {data['run_id']} — baseline → winner")
-    for column in ("model", "split", "baseline", "winner", "change"):
+    for column in ("model", "split", "baseline", "winner", "change", "calls/task", "failed calls/task"):
         table.add_column(column, justify="left" if column in ("model", "split") else "right")
     for model in data["models"]:
         for split in ("train", "heldout"):
             b, w = data["baseline"][split][model], data["winner"][split][model]
             table.add_row(model, split, f"{b['passed']}/{b['n']}", f"{w['passed']}/{w['n']}",
-                          points(w['accuracy'] - b['accuracy']))
+                          points(w['accuracy'] - b['accuracy']), cost_change(b, w, "calls_per_task"),
+                          cost_change(b, w, "failed_calls_per_task"))
     console.print(table)
     gate = data["gate"]
     verdict = "[green]PASSED[/]" if gate["passed"] else "[red]FAILED[/]"

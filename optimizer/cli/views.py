@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from optimizer.efficiency import cost_figure
 from optimizer.evaluate import Outcome
 from optimizer.models import banners
 from optimizer.text import points
@@ -94,13 +95,15 @@ def print_eval(console: Console, report: dict[str, Any]) -> None:
     beside = ", ".join(report.get("context") or [])
     title = f"Accuracy — run {report['run_id']}" + (f" (beside {beside})" if beside else "")
     table = Table(title=title, show_lines=False)
-    columns = ("model", "split", "passed", "accuracy", "95% CI", *(("alone", "change") if alone else ()))
+    columns = ("model", "split", "passed", "accuracy", "95% CI", "calls/task", "failed calls/task", "turns/task",
+               *(("alone", "change") if alone else ()))
     for column in columns:
         table.add_column(column, justify="right" if column != "model" else "left")
     for model, splits in report["results"].items():
         for split, row in splits.items():
             cells = [model, split, f"{row['passed']}/{row['n']}", f"{row['accuracy']:.1%}",
-                     f"{row['ci_low']:.0%}–{row['ci_high']:.0%}"]
+                     f"{row['ci_low']:.0%}–{row['ci_high']:.0%}",
+                     *(cost_figure(row, key) for key in ("calls_per_task", "failed_calls_per_task", "turns_per_task"))]
             if alone:
                 solo = alone[model][split]
                 cells += [f"{solo['passed']}/{solo['n']}", points(row['accuracy'] - solo['accuracy'])]

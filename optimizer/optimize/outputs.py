@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Catalog, apply
+from optimizer.efficiency import efficiency_cell
 from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.evaluation import reading_recall
 from optimizer.files import atomic_write
@@ -29,14 +30,16 @@ from optimizer.store import StoredEpisode
 
 
 def split_table(result: EvalResult, models: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """model -> {accuracy, passed, n} over one evaluation (one split)."""
+    """model -> {accuracy, passed, n, and the efficiency figures (`efficiency.KEYS`)} over one evaluation (one
+    split)."""
     table = accuracy_table((o.model, o.split, o.passed) for o in result.outcomes)
     out = {}
     for model in models:
         rows = table.get(model, {})
         passed = sum(r["passed"] for r in rows.values())
         n = sum(r["n"] for r in rows.values())
-        out[model] = {"accuracy": round(passed / n, 4) if n else 0.0, "passed": passed, "n": n}
+        costs = efficiency_cell(o.cost for o in result.outcomes if o.model == model)
+        out[model] = {"accuracy": round(passed / n, 4) if n else 0.0, "passed": passed, "n": n, **costs}
     return out
 
 

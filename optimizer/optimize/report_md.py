@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optimizer.definitions import Candidate
+from optimizer.efficiency import KEYS, cost_change
 from optimizer.evaluate import first_tool_confusion
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.models import banners
@@ -85,12 +86,17 @@ def _cost_section(data: dict[str, Any]) -> list[str]:
 
 def _accuracy_section(data: dict[str, Any]) -> list[str]:
     lines = ["## Accuracy before and after", "",
-             "| model | split | baseline | winner | change |", "|---|---|---|---|---|"]
+             "What the agents paid on the way, per task (baseline → winner): tool calls, failed calls (an error "
+             "result), turns and the agent's tokens.", "",
+             "| model | split | baseline | winner | change | calls | failed calls | turns | tokens |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for model in data["models"]:
         for split in ("train", "heldout"):
             b, w = data["baseline"][split][model], data["winner"][split][model]
+            paid = " | ".join(cost_change(b, w, key) for key in KEYS)
             lines.append(f"| {model} | {split} | {b['passed']}/{b['n']} ({b['accuracy']:.0%}) | "
-                         f"{w['passed']}/{w['n']} ({w['accuracy']:.0%}) | {points(w['accuracy'] - b['accuracy'])} |")
+                         f"{w['passed']}/{w['n']} ({w['accuracy']:.0%}) | {points(w['accuracy'] - b['accuracy'])} | "
+                         f"{paid} |")
     return lines + [""]
 
 
