@@ -70,6 +70,8 @@ class ChunkScore:
     """episodes this call actually ran (0 when cached)"""
     fraction: float | None = None
     """share of all train results (tasks x models x epochs) this score covers; None means (i + 1) / chunks"""
+    failed: float = 0.0
+    """failed calls per result over the results this score covers: equal accuracy, fewer failed calls wins"""
 
 
 Objective = Callable[[Candidate, int], Awaitable[ChunkScore]]
@@ -108,6 +110,8 @@ class TrialResult:
     complete: bool
     """False for a pruned trial"""
     chunks_run: int
+    failed: float = 0.0
+    """failed calls per result over the chunks run"""
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ class SearchResult:
     trials: tuple[TrialResult, ...]
     """every finished trial of the study, by number (earlier calls and other workers included)"""
     best: TrialResult
-    """highest accuracy among complete trials; ties: fewer tokens, then the earlier trial"""
+    """highest accuracy among complete trials; ties: fewer failed calls, then fewer tokens, then the earlier trial"""
     front: tuple[TrialResult, ...]
     """complete trials no other complete trial beats on both accuracy and tokens, one per candidate, best first"""
     episodes: int
@@ -126,8 +130,9 @@ class BoundPruner(optuna.pruners.BasePruner):
     """Prune a trial only when it cannot beat the best complete trial even if it passes every remaining task.
 
     After chunk i the candidate's best possible final accuracy is `acc_i * f + (1 - f)`, f the share of results
-    covered so far. Pruning when that bound is below the best complete accuracy (or equal, without fewer tokens)
-    never discards a candidate that could have won, so pruning changes the cost of a search, not its winner; a
+    covered so far. Pruning when that bound is below the best complete accuracy (or equal, when the failed calls
+    already made, `failed_i * f`, cannot end below the best's, and it has no fewer tokens to win on) never discards
+    a candidate that could have won, so pruning changes the cost of a search, not its winner; a
     median rule would, with ~30 tasks per chunk, drop slow starters on noise. Reads scores from the study, so it
     works across workers sharing a storage.
     """
@@ -139,17 +144,21 @@ class BoundPruner(optuna.pruners.BasePruner):
             return False
         _, accuracy, fraction = score["by_chunk"][-1]
         bound = accuracy * fraction + (1.0 - fraction)
-        best_accuracy, best_tokens = best
+        best_accuracy, best_failed, best_tokens = best
         if bound < best_accuracy - _EPS:
             return True
+        if bound > best_accuracy + _EPS:
+            return False
+        floor = float(score.get("failed", 0.0)) * fraction  # the failed calls per result it ends with, at least
         tokens: int = score["tokens"]
-        return abs(bound - best_accuracy) <= _EPS and tokens >= best_tokens
+        return floor > best_failed + _EPS or (floor >= best_failed - _EPS and tokens >= best_tokens)
 
 
-def _best_score(trials: Sequence[FrozenTrial]) -> tuple[float, int] | None:
-    scores = [(t.user_attrs["score"]["accuracy"], t.user_attrs["score"]["tokens"]) for t in trials
-              if t.user_attrs.get("score")]
-    return max(scores, key=lambda s: (s[0], -s[1]), default=None)
+def _best_score(trials: Sequence[FrozenTrial]) -> tuple[float, float, int] | None:
+    """(accuracy, failed calls per result, tokens) of the best complete trial, as `SearchResult.best` ranks them."""
+    scores = [(s["accuracy"], float(s.get("failed", 0.0)), s["tokens"]) for s in
+              (t.user_attrs.get("score") for t in trials) if s]
+    return max(scores, key=lambda s: (s[0], -s[1], -s[2]), default=None)
 
 
 def _storage(url: str) -> BaseStorage:
@@ -205,8 +214,10 @@ class _Run:
         self.memo: dict[tuple[str, int], ChunkScore] = {}
         for trial in study.get_trials(deepcopy=False, states=_FINISHED):
             score: dict[str, Any] = trial.user_attrs.get("score") or {}
+            failed = dict(score.get("failed_by_chunk", []))
             for chunk, accuracy, fraction in score.get("by_chunk", []):
-                self.memo[(trial.user_attrs["key"], chunk)] = ChunkScore(accuracy, score["tokens"], 0, fraction)
+                self.memo[(trial.user_attrs["key"], chunk)] = ChunkScore(accuracy, score["tokens"], 0, fraction,
+                                                                         failed.get(chunk, 0.0))
 
     def finished(self) -> int:
         return len(self.study.get_trials(deepcopy=False, states=_FINISHED))
@@ -291,15 +302,18 @@ class _Run:
             trial.set_user_attr("key", candidate.key)
         last = self.config.chunks - 1
         by_chunk: list[list[float]] = []
+        failed_by_chunk: list[list[float]] = []
         spent = 0
         try:
             for chunk in [last] if self.config.pareto else range(self.config.chunks):
                 score = await self._score(candidate, chunk)
                 spent += score.episodes
                 by_chunk.append([chunk, score.accuracy, score.fraction or 1.0])
+                failed_by_chunk.append([chunk, score.failed])
                 with quiet():
                     trial.set_user_attr("score", {"accuracy": score.accuracy, "tokens": score.tokens,
-                                                  "chunks_run": chunk + 1, "by_chunk": by_chunk})
+                                                  "failed": score.failed, "chunks_run": chunk + 1,
+                                                  "by_chunk": by_chunk, "failed_by_chunk": failed_by_chunk})
                     trial.set_user_attr("episodes", spent)
                     if self.config.pareto:
                         self.study.tell(trial, [score.accuracy, score.tokens])
@@ -357,7 +371,7 @@ def _ranked(trials: tuple[TrialResult, ...], episodes: int) -> SearchResult | No
     complete = [t for t in trials if t.complete]
     if not complete:
         return None
-    best = max(complete, key=lambda r: (r.accuracy, -r.tokens, -r.number))
+    best = max(complete, key=lambda r: (r.accuracy, -r.failed, -r.tokens, -r.number))
     return SearchResult(trials=trials, best=best, front=pareto_front(complete), episodes=episodes)
 
 
@@ -365,7 +379,8 @@ def _trial_result(trial: FrozenTrial) -> TrialResult:
     score = trial.user_attrs["score"]
     return TrialResult(number=trial.number, candidate=overlay_from_json(trial.user_attrs["candidate"]),
                        accuracy=score["accuracy"], tokens=score["tokens"],
-                       complete=trial.state == TrialState.COMPLETE, chunks_run=score["chunks_run"])
+                       complete=trial.state == TrialState.COMPLETE, chunks_run=score["chunks_run"],
+                       failed=score.get("failed", 0.0))
 
 
 def pareto_front(results: Sequence[TrialResult]) -> tuple[TrialResult, ...]:

@@ -54,3 +54,51 @@ def test_a_reader_calls_nothing_and_the_means_are_per_episode() -> None:
     key = "failed_calls_per_task"
     assert cost_change({key: 5.6}, {key: 0}, key) == "5.6 → 0"
     assert cost_change({}, {"calls_per_task": 1}, "calls_per_task") == "–"
+
+
+ORDERS = [("10007", "Dana Whitfield", "train"), ("10011", "Julia Souza", "train"), ("10022", "Julia Souza", "train"),
+          ("10025", "Ben Okafor", "train"), ("10029", "Julia Souza", "heldout"), ("10012", "Dana Whitfield", "heldout")]
+CLEAR = "Look up one order by its number; order numbers start with #."
+
+
+def careful_agent(request: dict[str, Any]) -> dict[str, Any]:
+    """A fake agent that always gets there: it calls lookup_order at once when the tool says how order numbers are
+    written, and otherwise first tries a tool that does not exist (a failed call); it answers with the result. The
+    proposer's forced request gets two candidates that pass alike: a short one, and a longer one that says it."""
+    if (request.get("tool_choice") or {}).get("name") == "submit_candidates":
+        return tool_use_reply("submit_candidates", {"candidates": [
+            {"rationale": "shorter", "namespace": {"scheme": "none"},
+             "tools": [{"tool": "lookup_order", "description": "Look up one order by its number."}]},
+            {"rationale": "say the format", "namespace": {"scheme": "none"},
+             "tools": [{"tool": "lookup_order", "description": CLEAR}]}]})
+    messages = request["messages"]
+    results = [b for m in messages if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result"]
+    told = any("start with #" in (t.get("description") or "") for t in request["tools"])
+    number = next(o for o, _, _ in ORDERS if o in str(messages[0]["content"]))
+    if results and not results[-1].get("is_error"):
+        content = results[-1]["content"]
+        return text_reply(f"<response>{content if isinstance(content, str) else content[0]['text']}</response>")
+    if not results and not told:
+        return tool_use_reply("find_order", {"number": number})
+    return tool_use_reply("lookup_order", {"order_id": f"#{number}"})
+
+
+def test_optimize_picks_the_candidate_with_fewer_failed_calls_when_accuracy_ties(run_cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "orders.yaml").write_text("".join(
+        f'- id: who-{number}\n  prompt: "Who placed order {number}?"\n  expect:\n    answer: "{name}"\n'
+        f"    tools: [lookup_order]\n  split: {split}\n" for number, name, split in ORDERS), encoding="utf-8")
+    with FakeAnthropicAPI(careful_agent) as api:
+        result = run_cli("--server", SUPPORT, "--tasks", str(tmp_path / "tasks"), "--models", "claude-haiku-5-5",
+                         "--proposer", "claude-opus-5-5", "--rounds", "1", "--trials", "2", "--heldout-candidates", "1",
+                         "--runs-dir", str(tmp_path), "--run-id", "tie", "--json", script="optimize",
+                         env={"ANTHROPIC_API_KEY": "sk-test-efficiency", "ANTHROPIC_BASE_URL": api.base_url})
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    baseline, winner = (summary[side]["train"]["claude-haiku-5-5"] for side in ("baseline", "winner"))
+    assert baseline["accuracy"] == winner["accuracy"] == 1.0  # every candidate passes: accuracy cannot choose
+    assert (baseline["failed_calls_per_task"], winner["failed_calls_per_task"]) == (1, 0)
+    overlay = json.loads((tmp_path / "tie" / "overlay.json").read_text(encoding="utf-8"))
+    assert overlay["tools"]["lookup_order"]["description"] == CLEAR  # the longer text: fewer failed calls
+    assert summary["winner"]["heldout"]["claude-haiku-5-5"]["failed_calls_per_task"] == 0

@@ -121,3 +121,35 @@ def test_select_picks_the_smallest_front_member_within_noise_of_the_most_accurat
     log = RoundLog(round=2, proposed=1)
     kept = pick(nothing_better, log)
     assert kept is current and [e["selected"] for e in log.front if e["current"]] == [True]
+
+
+def test_select_prefers_fewer_failed_calls_at_equal_accuracy_then_fewer_tokens() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from optimizer.efficiency import EpisodeCost
+    from optimizer.optimize.rounds import RoundLog, select
+    from optimizer.search import SearchResult, TrialResult
+
+    catalog = Catalog("demo", (ToolDef("get_order", "Get an order.", {"type": "object", "properties": {}}),))
+    short = Candidate({"get_order": ToolEdit(description="Look up an order.")})
+    clear = Candidate({"get_order": ToolEdit(description="Look up an order by its number, which starts with #.")})
+    failed = {short.key: 2, clear.key: 0, Candidate().key: 3}  # failed calls per task; every task passes
+
+    async def evaluate(candidate: Candidate, tasks: list[Task]) -> EvalResult:
+        return EvalResult(candidate.key, [replace(outcome("m", t.id, True), cost=EpisodeCost(
+            calls=failed[candidate.key] + 1, failed_calls=failed[candidate.key])) for t in tasks])
+
+    run = SimpleNamespace(evaluate=evaluate, catalog=catalog, model_ids=["m"],
+                          config=SimpleNamespace(objective="mean", token_tolerance=0.5))
+    found = [TrialResult(i, c, 1.0, definition_tokens(catalog, c), True, 3) for i, c in enumerate((short, clear))]
+    assert found[0].tokens < found[1].tokens  # the front (accuracy vs tokens) holds only the short one
+    current = Scored(Candidate(), 1.0, definition_tokens(catalog, Candidate()),
+                     asyncio.run(evaluate(Candidate(), tasks(10))))
+    log = RoundLog(round=1, proposed=2)
+    outcome_ = SearchResult(tuple(found), found[0], (found[0],), 0)
+    chosen = asyncio.run(select(run, outcome_, current, tasks(10), log))  # type: ignore[arg-type]
+    assert chosen.candidate == clear
+    assert [e["candidate"] for e in log.front if e["selected"]] == [clear.key]
+    failed[clear.key] = 2  # as many failed calls as the short one: fewer tokens decide
+    assert asyncio.run(select(run, outcome_, current, tasks(10), RoundLog(1, 2))).candidate == short  # type: ignore[arg-type]

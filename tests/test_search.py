@@ -312,3 +312,15 @@ def test_twelve_trials_with_a_trivial_objective_are_quick() -> None:
     start = time.perf_counter()
     run(pool, Objective(), SearchConfig(trials=12))
     assert time.perf_counter() - start < 5.0
+
+
+def test_at_equal_accuracy_the_search_ranks_fewer_failed_calls_first_then_fewer_tokens() -> None:
+    from optimizer.search import TrialResult, _ranked
+
+    def trial(number: int, accuracy: float, tokens: int, failed: float) -> TrialResult:
+        return TrialResult(number, Candidate({"t": ToolEdit(description=f"d{number}")}), accuracy, tokens, True, 3,
+                           failed)
+
+    assert _ranked((trial(0, 1.0, 100, 0.5), trial(1, 1.0, 200, 0.0)), 0).best.number == 1  # type: ignore[union-attr]
+    assert _ranked((trial(0, 1.0, 100, 0.0), trial(1, 1.0, 200, 0.0)), 0).best.number == 0  # type: ignore[union-attr]
+    assert _ranked((trial(0, 0.9, 100, 0.0), trial(1, 1.0, 200, 3.0)), 0).best.number == 1  # type: ignore[union-attr]

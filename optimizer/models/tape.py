@@ -251,7 +251,8 @@ class ReplayClient:
             why = (f"the recording has this conversation's turns up to {max(e['about']['turn'] for e in same_prompt)}"
                    " on these definitions, but not one that matches the conversation so far")
         elif same_set:
-            why = "the recording has these definitions, but not this conversation (a changed task prompt?)"
+            why = ("the recording has these definitions, but not this conversation: a changed task prompt, or a "
+                   "task the recorded run did not run on these definitions")
         else:
             why = "the recording has no answer on these definitions (changed tool definitions, or a candidate the " \
                   "recorded run did not try)"

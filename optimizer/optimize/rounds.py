@@ -131,10 +131,12 @@ def outcomes_by_item(result: EvalResult) -> dict[str, list[bool]]:
 async def select(
     run: OptimizeRun, outcome: SearchResult, current: Scored, train: Sequence[Task], log: RoundLog
 ) -> Scored:
-    """The round's pick among the current best and the round's accuracy-vs-tokens front: the smallest whose train
-    results are within the noise of the most accurate (`stats.within_noise`, paired per model and task, at most
-    `config.token_tolerance` standard errors below). Returns
-    `current` when nothing beats it. Front members are re-read from the store (no new episode). Fills `log.front`."""
+    """The round's pick among the current best and the round's accuracy-vs-tokens front. THE SELECTION RULE:
+    accuracy first; among the candidates whose train results are within the noise of the most accurate
+    (`stats.within_noise`, paired per model and task, at most `config.token_tolerance` standard errors below), the one
+    whose agents made the fewest failed calls per task on the same tasks (`failed_calls`), then the one with the
+    fewest definition tokens. Returns `current` when nothing beats it. Front members are re-read from the store (no
+    new episode). Fills `log.front`."""
     top = outcome.best
     reference = current
     if top.complete and better(top.accuracy, top.tokens, current):
@@ -142,21 +144,35 @@ async def select(
     items = outcomes_by_item(reference.result)
     members = {m.candidate.key: (m.candidate, m.accuracy, m.tokens) for m in outcome.front}
     members.setdefault(current.candidate.key, (current.candidate, current.accuracy, current.tokens))
-    chosen = reference
     entries = {key: {"candidate": key, "accuracy": accuracy, "tokens": tokens, "current": key == current.candidate.key,
                      "within_noise": True if key == reference.candidate.key else None, "selected": False}
                for key, (_, accuracy, tokens) in members.items()}
-    for key, (candidate, _, tokens) in sorted(members.items(), key=lambda item: item[1][2]):
-        if tokens >= reference.tokens:
-            break
+    # beyond the front: a complete trial the front leaves out for its tokens may still make fewer failed calls
+    others = {t.candidate.key: (t.candidate, t.accuracy, t.tokens) for t in outcome.trials
+              if t.complete and t.candidate.key not in members}
+    within = [reference]
+    for key, (candidate, _, _) in sorted({**members, **others}.items(), key=lambda item: item[1][2]):
+        if key == reference.candidate.key:
+            continue
         scored = current if key == current.candidate.key else await score(run, candidate, train)
-        entries[key]["within_noise"] = within_noise(items, outcomes_by_item(scored.result), run.config.token_tolerance)
-        if entries[key]["within_noise"]:
-            chosen = scored
-            break
+        close = within_noise(items, outcomes_by_item(scored.result), run.config.token_tolerance)
+        if key in entries:
+            entries[key]["within_noise"] = close
+        if close:
+            within.append(scored)
+    chosen = min(within, key=lambda s: (failed_calls(s.result), s.tokens))
+    entries.setdefault(chosen.candidate.key, {"candidate": chosen.candidate.key, "accuracy": chosen.accuracy,
+                                              "tokens": chosen.tokens, "current": False, "within_noise": True})
     entries[chosen.candidate.key]["selected"] = True
     log.front = sorted(entries.values(), key=lambda e: (-e["accuracy"], e["tokens"]))
     return chosen
+
+
+def failed_calls(result: EvalResult) -> float:
+    """Failed calls per task over a candidate's train episodes (the candidates compared ran the same tasks), to two
+    decimals: a difference smaller than that is no difference."""
+    costs = [o.cost.failed_calls for o in result.outcomes]
+    return round(sum(costs) / len(costs), 2) if costs else 0.0
 
 
 async def select_smaller(
@@ -195,8 +211,8 @@ def _of(items: dict[str, list[bool]], model: str) -> dict[str, list[bool]]:
 
 def stop_reason(best: Scored, run: OptimizeRun) -> str | None:
     """Why no further round should start, or None."""
-    if best.accuracy >= 1.0 - 1e-12 and run.config.goal != "shrink":
-        return "train accuracy reached 100%"
+    if best.accuracy >= 1.0 - 1e-12 and run.config.goal != "shrink" and not failed_calls(best.result):
+        return "train accuracy reached 100% without a failed call"
     limit = run.config.max_episodes
     if limit is not None and run.episodes["run"] >= limit:
         return f"episode budget of {limit} reached"
@@ -237,7 +253,7 @@ def make_objective(run: OptimizeRun, train: Sequence[Task]) -> Callable[[Candida
         start = run.episodes["run"]
         tasks = chunks[min(chunk, len(chunks) - 1)]
         result = await run.evaluate(candidate, tasks)
-        return ChunkScore(accuracy=aggregate(result, run.model_ids, run.config.objective),
+        return ChunkScore(accuracy=aggregate(result, run.model_ids, run.config.objective), failed=failed_calls(result),
                           tokens=definition_tokens(run.catalog, candidate),
                           episodes=run.episodes["run"] - start, fraction=len(tasks) / len(train))
 
