@@ -28,7 +28,8 @@ LAYERS: list[tuple[str, ...]] = [
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
      "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.references",
-     "optimizer.pool", "optimizer.search", "optimizer.gate", "optimizer.trial_owner", "optimizer.study_storage"),
+     "optimizer.pool", "optimizer.search", "optimizer.gate", "optimizer.call_change", "optimizer.trial_owner",
+     "optimizer.study_storage"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
      "optimizer.episode",

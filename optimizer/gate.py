@@ -11,6 +11,9 @@ Holm's correction across the models. A model's verdict is
 A model passes on `pass`, and on `inconclusive` unless `fail_on_inconclusive`. A model with no task scored on both
 sides fails too: no evidence is not a pass. The gate passes when every model passes.
 
+Every verdict also carries the paired change in failed calls per task (`call_change.py`), reported always; with
+`fail_on_failed_calls` a significant rise regresses the model as a drop would.
+
 Every verdict also says what the test could see (`optimizer.power`): the smallest drop it detects with 80% power
 at the strictest Holm level (alpha / models), and `underpowered` when the drop that matters (the margin, else
 `max_drop` when above 0, else the drop observed) is below that, with the tasks it would take to see it. Verdicts
@@ -24,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from optimizer.call_change import CallChange, call_change_text, call_changes
 from optimizer.power import detectable_drop, tasks_needed
 from optimizer.stats import Comparison, compare, holm, noninferiority
 from optimizer.store import StoredEpisode
@@ -58,6 +62,8 @@ class ModelVerdict:
     """upper 1 - alpha confidence bound of the drop (with a margin)"""
     p_noninferior: float | None = None
     """Holm-adjusted one-sided p-value that the drop is at least the margin (with a margin)"""
+    failed_calls: CallChange | None = None
+    """the paired change in failed calls per task (`call_change.py`); None: no task scored on both sides"""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +74,7 @@ class ModelVerdict:
             "verdict": self.verdict, "detectable_drop": _round(self.detectable_drop),
             "underpowered": self.underpowered, "tasks_needed": self.tasks_needed,
             "drop_upper": _round(self.drop_upper), "p_noninferior": _round(self.p_noninferior, 6),
+            "failed_calls": self.failed_calls.to_json() if self.failed_calls else None,
         }
 
 
@@ -75,21 +82,22 @@ def _round(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def rule(max_drop: float | None, alpha: float, margin: float | None = None, fail_on_inconclusive: bool = False
-         ) -> str:
+def rule(max_drop: float | None, alpha: float, margin: float | None = None, fail_on_inconclusive: bool = False,
+         fail_on_failed_calls: bool = False) -> str:
     """The gate's rule in words, the same for `optimize` and `regress` outputs."""
     cap = f"a drop over {max_drop * 100:.0f} pts or " if max_drop is not None else ""
     text = f"fails on {cap}a significant drop (Holm-adjusted across models, alpha {alpha})"
     if margin is not None:
         text += (f"; passes only when a drop of {margin * 100:.0f} pts or more is ruled out (non-inferiority), "
                  + ("inconclusive fails" if fail_on_inconclusive else "inconclusive is reported, not failed"))
-    return text
+    return text + ("; a significant rise in failed calls per task fails" if fail_on_failed_calls
+                   else "; the change in failed calls per task is reported, not failed")
 
 
 def gate_rule(settings: Mapping[str, Any]) -> str:
     """`rule` read from a report's or summary's gate settings (max_drop, alpha, margin, fail_on)."""
     return rule(settings["max_drop"], settings["alpha"], settings.get("margin"),
-                settings.get("fail_on") == "inconclusive")
+                settings.get("fail_on") == "inconclusive", bool(settings.get("fail_on_failed_calls")))
 
 
 def verdict_text(row: Mapping[str, Any]) -> str:
@@ -141,10 +149,12 @@ def outcomes_by_task(episodes: Iterable[StoredEpisode], model: str) -> dict[str,
 def judge(
     models: Sequence[str], before: Sequence[StoredEpisode], after: Sequence[StoredEpisode], *,
     max_drop: float | None = 0.0, alpha: float = 0.05, seed: int = 0, margin: float | None = None,
-    fail_on_inconclusive: bool = False,
+    fail_on_inconclusive: bool = False, fail_on_failed_calls: bool = False,
 ) -> tuple[bool, list[ModelVerdict]]:
     """Every model's paired verdict (in `models` order), and whether the gate passes (see the module docstring).
-    `max_drop` None: only significant drops fail."""
+    `max_drop` None: only significant drops fail. Every verdict carries the paired change in failed calls per task;
+    with `fail_on_failed_calls`, a model whose failed calls rose significantly regresses too."""
+    calls = call_changes(models, before, after, seed=seed, alpha=alpha)
     outcomes = {m: (outcomes_by_task(before, m), outcomes_by_task(after, m)) for m in models}
     compared: dict[str, Comparison | None] = {}
     for model, (b, a) in outcomes.items():
@@ -172,7 +182,11 @@ def judge(
                   else f"accuracy dropped {-c.delta * 100:.1f} pts, at least the margin {(margin or 0) * 100:.1f} pts"
                   if beyond
                   else "no regression")
-        verdict: Verdict = "regressed" if dropped or significant or beyond else "pass"
+        change = calls[model]
+        more_failed = fail_on_failed_calls and change is not None and change.raised
+        if more_failed and change is not None and not (dropped or significant or beyond):
+            reason = "failed calls rose significantly: " + call_change_text(change.to_json())
+        verdict: Verdict = "regressed" if dropped or significant or beyond or more_failed else "pass"
         drop_upper = tested[model][1] if margin else None
         if verdict == "pass" and margin is not None and adjusted_ni[model] >= alpha:
             verdict = "inconclusive"
@@ -189,7 +203,7 @@ def judge(
             detectable_drop=seen[0], underpowered=underpowered,
             tasks_needed=tasks_needed(target, c.n_tasks, seen[1], alpha=alpha / len(present),
                                       exact=c.method == "mcnemar") if underpowered and target else None,
-            drop_upper=drop_upper, p_noninferior=adjusted_ni.get(model),
+            drop_upper=drop_upper, p_noninferior=adjusted_ni.get(model), failed_calls=calls[model],
         ))
     return all(v.passed for v in verdicts), verdicts
 

@@ -80,15 +80,16 @@ def holm(p_values: Mapping[str, float]) -> dict[str, float]:
 
 
 def paired_bootstrap(
-    before: Mapping[str, Sequence[bool]],
-    after: Mapping[str, Sequence[bool]],
+    before: Mapping[str, Sequence[float]],
+    after: Mapping[str, Sequence[float]],
     *,
     n: int = 10_000,
     seed: int = 0,
     alpha: float = 0.05,
 ) -> BootstrapResult:
     """Resample TASKS with replacement (outcomes stay clustered by task) and recompute the mean per-task
-    difference. Raises ValueError when no task has outcomes on both sides or n < 1."""
+    difference. Outcomes are pass/fail (the per-task pass rate) or counts (the per-task mean, e.g. failed calls).
+    Raises ValueError when no task has outcomes on both sides or n < 1."""
     if n < 1 or not 0 < alpha < 1:
         raise ValueError("the bootstrap needs n >= 1 and 0 < alpha < 1")
     diffs = [_rate(after[t]) - _rate(before[t]) for t in _common(before, after)]
@@ -168,15 +169,16 @@ def compare(
     )
 
 
-def _common(before: Mapping[str, Sequence[bool]], after: Mapping[str, Sequence[bool]]) -> list[str]:
+def _common(before: Mapping[str, Sequence[float]], after: Mapping[str, Sequence[float]]) -> list[str]:
     tasks = sorted(t for t in before.keys() & after.keys() if len(before[t]) and len(after[t]))
     if not tasks:
         raise ValueError("no task has outcomes both before and after")
     return tasks
 
 
-def _rate(outcomes: Sequence[bool]) -> float:
-    return sum(1 for o in outcomes if o) / len(outcomes)
+def _rate(outcomes: Sequence[float]) -> float:
+    """The mean of a task's outcomes: its pass rate for pass/fail."""
+    return math.fsum(float(o) for o in outcomes) / len(outcomes)
 
 
 def within_noise(best: Mapping[str, Sequence[bool]], other: Mapping[str, Sequence[bool]],

@@ -102,3 +102,38 @@ def test_optimize_picks_the_candidate_with_fewer_failed_calls_when_accuracy_ties
     overlay = json.loads((tmp_path / "tie" / "overlay.json").read_text(encoding="utf-8"))
     assert overlay["tools"]["lookup_order"]["description"] == CLEAR  # the longer text: fewer failed calls
     assert summary["winner"]["heldout"]["claude-haiku-5-5"]["failed_calls_per_task"] == 0
+
+
+def test_regress_reports_more_failed_calls_at_equal_accuracy_and_fails_on_them_when_asked(
+        run_cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "orders.yaml").write_text("".join(
+        f'- id: who-{number}\n  prompt: "Who placed order {number}?"\n  expect:\n    answer: "{name}"\n'
+        f"    tools: [lookup_order]\n  split: heldout\n" for number, name, _ in ORDERS), encoding="utf-8")
+    candidate = tmp_path / "candidate.json"  # a text that sends the fake agent to a wrong tool first
+    candidate.write_text(json.dumps({"tools": {"lookup_order": {"description": "Look up one order by its number."}}}),
+                         encoding="utf-8")
+
+    def misled_agent(request: dict[str, Any]) -> dict[str, Any]:
+        misled = any("by its number" in (t.get("description") or "") for t in request["tools"])
+        tools = [{**t, "description": CLEAR if not misled and t["name"] == "lookup_order" else t.get("description")}
+                 for t in request["tools"]]
+        return careful_agent({**request, "tools": tools})
+
+    args = ("regress", "--server", SUPPORT, "--tasks", str(tmp_path / "tasks"), "--models", "claude-haiku-5-5",
+            "--candidate", str(candidate), "--runs-dir", str(tmp_path), "--json")
+    env = {"ANTHROPIC_API_KEY": "sk-test-efficiency"}
+    with FakeAnthropicAPI(misled_agent) as api:
+        reported = run_cli(*args, env={**env, "ANTHROPIC_BASE_URL": api.base_url})
+        failed = run_cli(*args, "--fail-on-failed-calls", "-o", str(tmp_path / "regress.md"),
+                         env={**env, "ANTHROPIC_BASE_URL": api.base_url})
+    assert reported.returncode == 0, reported.stderr[-3000:]
+    row = json.loads(reported.stdout)["results"]["claude-haiku-5-5"]
+    assert row["before"] == row["after"] == 1.0 and row["passed"]
+    calls = row["failed_calls"]
+    assert (calls["before"], calls["after"], calls["delta"]) == (0, 1, 1) and calls["raised"] and calls["ci"] == [1, 1]
+    assert failed.returncode == 1, failed.stderr[-3000:]
+    verdict = json.loads(failed.stdout)["results"]["claude-haiku-5-5"]
+    assert not verdict["passed"] and verdict["reason"].startswith("failed calls rose significantly")
+    table = (tmp_path / "regress.md").read_text(encoding="utf-8")
+    assert "0.00 → 1.00 (+1.00, CI +1.00 to +1.00)" in table and "a significant rise in failed calls" in table

@@ -60,7 +60,9 @@ def test_verdict_json_has_the_stable_keys() -> None:
     _, [verdict] = judge(["m"], episodes("a", "m", before), episodes("b", "m", after))
     assert set(verdict.to_json()) == {"n_tasks", "before", "after", "delta", "p_value", "p_holm", "method", "ci",
                                       "passed", "reason", "flipped_up", "flipped_down", "verdict", "detectable_drop",
-                                      "underpowered", "tasks_needed", "drop_upper", "p_noninferior"}
+                                      "underpowered", "tasks_needed", "drop_upper", "p_noninferior", "failed_calls"}
+    calls = verdict.to_json()["failed_calls"]  # these episodes call nothing: no change, never raised
+    assert calls["before"] == calls["after"] == calls["delta"] == 0 and not calls["raised"]
 
 
 def rotation(n_tasks: int = 36, down: int = 4) -> tuple[list[StoredEpisode], list[StoredEpisode]]:

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from optimizer.call_change import call_change_text, calls_cell
 from optimizer.cli.common import err, exits_on_errors, out, run_job
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
@@ -73,14 +74,17 @@ def _print(report: dict[str, Any]) -> None:
     for banner in banners(report):
         out.print(f"[bold yellow]{escape(banner)}[/]", soft_wrap=True)
     table = Table(title=f"regress {report['run_id']} — {report['split']} tasks, {report['epochs']} epoch(s)")
-    for column in ("model", "tasks", "before", "after", "change", "p (Holm)", "can see", "flipped down", "verdict"):
+    for column in ("model", "tasks", "before", "after", "change", "p (Holm)", "can see", "failed calls/task",
+                   "flipped down", "verdict"):
         table.add_column(column)
     for model, r in report["results"].items():
         verdict = escape(verdict_text(r))
         table.add_row(model, str(r["n_tasks"]), f"{r['before']:.0%}", f"{r['after']:.0%}", points(r['delta']),
-                      f"{r.get('p_holm', 1.0):.3g}", escape(power_text(r)), ", ".join(r["flipped_down"]) or "–",
-                      f"[bold red]{verdict}[/]" if not r["passed"] else verdict)
+                      f"{r.get('p_holm', 1.0):.3g}", escape(power_text(r)), calls_cell(r.get("failed_calls")),
+                      ", ".join(r["flipped_down"]) or "–", f"[bold red]{verdict}[/]" if not r["passed"] else verdict)
     out.print(table)
+    for model, r in report["results"].items():
+        out.print(f"{escape(model)}: {escape(call_change_text(r.get('failed_calls')))}", soft_wrap=True)
     note = underpowered_note(report["results"])
     if note:
         out.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)

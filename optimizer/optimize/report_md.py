@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from optimizer.call_change import calls_cell
 from optimizer.definitions import Candidate
 from optimizer.efficiency import KEYS, cost_change
 from optimizer.evaluate import first_tool_confusion
@@ -104,11 +105,12 @@ def _gate_section(data: dict[str, Any]) -> list[str]:
     gate = data["gate"]
     lines = ["## Gate: " + ("PASSED" if gate["passed"] else "FAILED"), "",
              f"Held-out, paired per task; {gate_rule(gate)}.", "",
-             "| model | tasks | before | after | change | p | p (Holm) | test | can see | verdict | flipped up | "
-             "flipped down |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| model | tasks | before | after | change | p | p (Holm) | test | can see | failed calls / task | "
+             "verdict | flipped up | flipped down |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for model, v in gate["models"].items():
         lines.append(f"| {model} | {v['n_tasks']} | {v['before']:.0%} | {v['after']:.0%} | {points(v['delta'])} | "
-                     f"{v['p_value']:.3g} | {v['p_holm']:.3g} | {v['method']} | {power_text(v)} | {verdict_text(v)} | "
+                     f"{v['p_value']:.3g} | {v['p_holm']:.3g} | {v['method']} | {power_text(v)} | "
+                     f"{calls_cell(v.get('failed_calls'))} | {verdict_text(v)} | "
                      f"{', '.join(v['flipped_up']) or '–'} | {', '.join(v['flipped_down']) or '–'} |")
     return lines + [underpowered_note(gate["models"]), ""]
 

@@ -50,6 +50,9 @@ class RegressConfig(EvalConfig):
                                  "margin or more regresses, anything between is inconclusive.")
     fail_on: Literal["regressed", "inconclusive"] = Field("regressed", description="'inconclusive' also fails "
                                                           "models whose non-inferiority could not be shown.")
+    fail_on_failed_calls: bool = Field(False, description="Also fail a model whose failed calls per task rise "
+                                       "significantly (paired per task, Holm-adjusted across models), whatever its "
+                                       "accuracy; the change is reported either way.")
 
     @field_validator("overlay")
     @classmethod
@@ -138,13 +141,14 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
     cfg = run.config
     models = run.model_ids
     passed, verdicts = judge(models, before.episodes, after.episodes, max_drop=cfg.max_drop, alpha=cfg.alpha,
-                             seed=cfg.seed, margin=cfg.margin, fail_on_inconclusive=cfg.fail_on == "inconclusive")
+                             seed=cfg.seed, margin=cfg.margin, fail_on_inconclusive=cfg.fail_on == "inconclusive",
+                             fail_on_failed_calls=cfg.fail_on_failed_calls)
     rows = {v.model: {**v.to_json(), **side_figures(v.model, before.episodes, after.episodes)} for v in verdicts}
     return {
         "run_id": run.store.run_id, "run_dir": str(run.store.dir), "offline": run.offline, "models": models,
         "replay": run.providers.replaying, "split": cfg.split, "epochs": cfg.epochs, "max_drop": cfg.max_drop,
         "alpha": cfg.alpha,
-        "margin": cfg.margin, "fail_on": cfg.fail_on,
+        "margin": cfg.margin, "fail_on": cfg.fail_on, "fail_on_failed_calls": cfg.fail_on_failed_calls,
         "baseline": {"definitions": cfg.baseline, "server": cfg.baseline_server or run.pool.spec.display,
                      "candidate": before.candidate},
         "candidate": {"definitions": cfg.candidate, "server": run.pool.spec.display, "candidate": after.candidate},

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from optimizer.call_change import call_change_text, calls_cell
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.html_report import Bar, Change, Page, render
@@ -64,7 +65,7 @@ def _figures(model: str, row: dict[str, Any]) -> str:
             f"{row['method']} p={row['p_value']:.3g}, Holm p={row.get('p_holm', 1.0):.3g}; "
             f"flipped down: {', '.join(row['flipped_down']) or 'none'}; "
             f"flipped up: {', '.join(row['flipped_up']) or 'none'}; {row.get('reason', '')}; "
-            f"verdict {row.get('verdict', 'pass')}; {power_text(row)}")
+            f"verdict {row.get('verdict', 'pass')}; {power_text(row)}; {call_change_text(row.get('failed_calls'))}")
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -78,8 +79,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines += [f"{report['split']} tasks, {report['epochs']} epoch(s); {gate_rule(report)}.",
               "",
               "| model | tasks | before | after | change | p (Holm) | can see | pass^k before → after | steps | "
-              "tokens | flipped down | flipped up | verdict |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "tokens | failed calls / task | flipped down | flipped up | verdict |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for model, r in report["results"].items():
         pass_k = r.get("pass_k") or {}
         steps, tokens = r.get("steps") or {}, r.get("tokens") or {}
@@ -88,7 +89,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"{r.get('p_holm', 1.0):.3g} | {power_text(r)} | "
             f"{pass_k.get('before', 0):.0%} → {pass_k.get('after', 0):.0%} | "
             f"{steps.get('before', 0):g} → {steps.get('after', 0):g} | "
-            f"{tokens.get('before', 0):,.0f} → {tokens.get('after', 0):,.0f} | "
+            f"{tokens.get('before', 0):,.0f} → {tokens.get('after', 0):,.0f} | {calls_cell(r.get('failed_calls'))} | "
             f"{', '.join(r['flipped_down']) or '–'} | {', '.join(r['flipped_up']) or '–'} | "
             f"{verdict_text(r)} |")
     note = underpowered_note(report["results"])
