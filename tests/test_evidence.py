@@ -158,3 +158,22 @@ def test_the_searches_an_agent_ran_are_evidence() -> None:
                            {"query": "order shipping", "found": ["lookup_order"]}]
     text = build_evidence([ep], TASKS, token_budget=4000).text
     assert "'where is my parcel' -> nothing" in text and "'order shipping' -> lookup_order" in text
+
+
+def test_episodes_that_passed_after_failed_calls_rank_right_after_the_failures_with_their_feedback() -> None:
+    tasks = {f"t{i}": task(f"t{i}", f"Question number {i} about parcels", ["track_shipment"]) for i in range(6)}
+    guessed = [call("track_shipment", {"id": "P310"}, "validation: invalid value", error=True),
+               call("track_shipment", {"id": "P-0310"}, "in transit")]
+    feedback = "<feedback>Give the P-0042 id format.</feedback><response>in transit</response>"
+    refused = [call("refund_order", {"amount": 60}, "business: under the minimum", error=True)]
+    episodes = [episode(tasks["t0"]),  # failed
+                episode(tasks["t1"], passed=True, calls=guessed, answer=feedback),  # passed after a failed call
+                episode(tasks["t2"], passed=True, calls=refused),  # an intended refusal, answered: no recovery
+                *(episode(tasks[f"t{i}"], passed=True, calls=[call("track_shipment", {}, "ok")]) for i in (3, 4, 5))]
+    evidence = build_evidence(episodes, tasks, success_sample=0)
+    assert [e.task_id for e in evidence.recovered] == ["t1"] and [e.task_id for e in evidence.failures] == ["t0"]
+    text = evidence.text
+    assert text.startswith("# Evidence from train episodes: 1 failed, 1 passed after failed calls, 0 passed")
+    assert text.index("Failed episode 1") < text.index("## Train episodes that passed after failed calls")
+    assert "Give the P-0042 id format." in text and "P310" in text  # the agent's feedback and the guess it paid for
+    assert "under the minimum" not in text

@@ -59,6 +59,9 @@ class Evidence:
     """lint findings as dicts: rule, severity, tool, field, message"""
     prompts_by_tool: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """original tool name -> train prompts that expect it (all of them, passed or not)"""
+    recovered: tuple[EpisodeSeen, ...] = ()
+    """passed train episodes that got there after failed calls (an error result followed by more calls), ranked
+    right after the failures: what they paid is what the definitions left out"""
 
 
 @runtime_checkable
