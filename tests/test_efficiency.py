@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, text_reply, tool_use_reply
 
 from optimizer.efficiency import EpisodeCost, cost_change, efficiency_cell
@@ -84,7 +85,9 @@ def careful_agent(request: dict[str, Any]) -> dict[str, Any]:
     return tool_use_reply("lookup_order", {"order_id": f"#{number}"})
 
 
-def test_optimize_picks_the_candidate_with_fewer_failed_calls_when_accuracy_ties(run_cli: Cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("objective", ["mean", "efficiency"])
+def test_optimize_picks_the_candidate_with_fewer_failed_calls_when_accuracy_ties(run_cli: Cli, tmp_path: Path,
+                                                                                 objective: str) -> None:
     (tmp_path / "tasks").mkdir()
     (tmp_path / "tasks" / "orders.yaml").write_text("".join(
         f'- id: who-{number}\n  prompt: "Who placed order {number}?"\n  expect:\n    answer: "{name}"\n'
@@ -92,6 +95,7 @@ def test_optimize_picks_the_candidate_with_fewer_failed_calls_when_accuracy_ties
     with FakeAnthropicAPI(careful_agent) as api:
         result = run_cli("--server", SUPPORT, "--tasks", str(tmp_path / "tasks"), "--models", "claude-haiku-5-5",
                          "--proposer", "claude-opus-5-5", "--rounds", "1", "--trials", "2", "--heldout-candidates", "1",
+                         "--objective", objective,
                          "--runs-dir", str(tmp_path), "--run-id", "tie", "--json", script="optimize",
                          env={"ANTHROPIC_API_KEY": "sk-test-efficiency", "ANTHROPIC_BASE_URL": api.base_url})
     assert result.returncode == 0, result.stderr[-3000:]
@@ -102,6 +106,9 @@ def test_optimize_picks_the_candidate_with_fewer_failed_calls_when_accuracy_ties
     overlay = json.loads((tmp_path / "tie" / "overlay.json").read_text(encoding="utf-8"))
     assert overlay["tools"]["lookup_order"]["description"] == CLEAR  # the longer text: fewer failed calls
     assert summary["winner"]["heldout"]["claude-haiku-5-5"]["failed_calls_per_task"] == 0
+    front = summary["rounds"][0]["front"]
+    if objective == "efficiency":  # the search's own value already ranks the clear text first: 1.0 against 0.9
+        assert [round(e["accuracy"], 4) for e in front if e["selected"]] == [1.0]
 
 
 def test_regress_reports_more_failed_calls_at_equal_accuracy_and_fails_on_them_when_asked(

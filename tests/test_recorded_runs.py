@@ -63,7 +63,8 @@ def test_readme_first_command_replays_the_payroll_recording(run_cli: Cli, tmp_pa
         assert summary["winner"]["heldout"][model]["failed_calls_per_task"] == 0
     report = (tmp_path / "replay" / "report.md").read_text(encoding="utf-8")
     assert "**REPLAY —" in report and "would have cost" in report
-    assert "REPLAY —" in (tmp_path / "replay" / "report.html").read_text(encoding="utf-8")
+    html = (tmp_path / "replay" / "report.html").read_text(encoding="utf-8")
+    assert "REPLAY —" in html and "per held-out task (baseline → winner): calls 1 → 1, failed calls 0.9 → 0" in html
 
 
 @pytest.mark.parametrize("definitions", ["original", "reference"])

@@ -33,8 +33,10 @@ class OptimizeConfig(EvalConfig):
                                                 "trades accuracy against tokens, and the gate tests non-inferiority "
                                                 f"(--margin, default {SHRINK_MARGIN:g}) and fails a significant "
                                                 "drop.")
-    objective: Literal["mean", "min"] = Field("mean", description="mean: mean train accuracy over models; min: the "
-                                              "worst model's.")
+    objective: Literal["mean", "min", "efficiency"] = Field(
+        "mean", description="mean: mean train accuracy over models; min: the worst model's; efficiency: the mean "
+        "less 10 points per failed call per task, for servers where every candidate passes: the search then steers "
+        "toward fewer failed calls.")
     pareto: bool = Field(False, description="Search accuracy against definition tokens and report the front.")
     max_drop: float = Field(0.0, ge=0, le=1, description="Largest held-out accuracy drop per model the gate allows.")
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of the gate (Holm-adjusted across "

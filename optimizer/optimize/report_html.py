@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from optimizer.efficiency import KEYS, cost_change
 from optimizer.evaluate import first_tool_confusion
 from optimizer.files import atomic_write
 from optimizer.gate import gate_rule
@@ -24,7 +25,8 @@ def write_report_html(outcome: Outcome, data: dict[str, Any]) -> Path:
              f"tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out; "
              f"stopped: {data['stop_reason']}",
              f"gate: {'PASSED' if data['gate']['passed'] else 'FAILED'}; definition tokens "
-             f"{data['definition_tokens']['baseline']:,} → {data['definition_tokens']['winner']:,}"]
+             f"{data['definition_tokens']['baseline']:,} → {data['definition_tokens']['winner']:,}",
+             *(_paid(model, data["baseline"]["heldout"][model], data["winner"]["heldout"][model]) for model in models)]
     storage = outcome.config.storage or f"sqlite:///{run.store.dir / 'run.db'}"
     banner = " ".join(banners(data)) or None
     page = Page(
@@ -38,6 +40,14 @@ def write_report_html(outcome: Outcome, data: dict[str, Any]) -> Path:
     path = run.store.dir / "report.html"
     atomic_write(path, render(page))
     return path
+
+
+def _paid(model: str, before: dict[str, Any], after: dict[str, Any]) -> str:
+    """What a model's agents paid per held-out task, baseline → winner."""
+    names = {"calls_per_task": "calls", "failed_calls_per_task": "failed calls", "turns_per_task": "turns",
+             "tokens_per_task": "tokens"}
+    return f"{model}, per held-out task (baseline → winner): " + ", ".join(
+        f"{names[key]} {cost_change(before, after, key)}" for key in KEYS)
 
 
 def _trials(storage: str, study: str) -> list[dict[str, Any]]:

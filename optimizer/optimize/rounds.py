@@ -90,15 +90,27 @@ class Outcome:
     was not used to select."""
 
 
+FAILED_CALL_COST = 0.1
+"""What one failed call per task costs under `--objective efficiency`, in accuracy (10 points)."""
+
+
 def aggregate(result: EvalResult, models: Sequence[str], how: str) -> float:
-    """Train accuracy over models: the mean of per-model accuracies, or the worst one."""
+    """The search's value of a candidate on train: the mean of per-model accuracies (`mean`), the worst one (`min`),
+    or the mean less FAILED_CALL_COST per failed call per task (`efficiency`). Every result scores at most 1 either
+    way, so the search's bound on what a pruned trial could still reach holds for all three."""
     per_model = []
     for model in models:
         outcomes = [o.passed for o in result.outcomes if o.model == model]
         per_model.append(sum(outcomes) / len(outcomes) if outcomes else 0.0)
     if not per_model:
         return 0.0
-    return min(per_model) if how == "min" else sum(per_model) / len(per_model)
+    if how == "min":
+        return min(per_model)
+    mean = sum(per_model) / len(per_model)
+    if how == "efficiency":
+        costs = [o.cost.failed_calls for o in result.outcomes if o.model in models]
+        return mean - FAILED_CALL_COST * (sum(costs) / len(costs) if costs else 0.0)
+    return mean
 
 
 def chunked(tasks: Sequence[Task], chunks: int) -> list[list[Task]]:
