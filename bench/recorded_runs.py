@@ -4,6 +4,8 @@ Replays README's first command (payroll `optimize`) and the support `eval`s in w
 (docs/replay.md), then reads every held-out episode of the replayed runs: passed, and per task the tool calls, the
 failed calls (an error result), the turns and the agent's tokens. Every answer was written by a Claude model
 (the recordings' provenance says how); the replay only re-runs the server, the scoring, the search and the gate.
+Last, `regress` of the reference overlay against the server's definitions on the two support recordings together
+(their answers in one folder): the gate's paired view of the same episodes, failed calls included.
 
     python bench/recorded_runs.py [--write docs/figures.md]
 """
@@ -65,6 +67,7 @@ def held_out(run_dir: Path, candidate: str) -> dict[str, Any]:
 
 
 def measure() -> str:
+    """The table of every recorded run, then the support regress line."""
     rows = ["| run | agent seat | definitions | held-out passed | tool calls / task | failed calls / task | "
             "turns / task | agent tokens / task |", "|---|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,7 +85,31 @@ def measure() -> str:
                 f = held_out(run_dir, candidate)
                 rows.append(f"| {label} | {seat} | {name} | {f['passed']}/{f['n']} | {f['calls']:.1f} | "
                             f"{f['failed']:.1f} | {f['turns']:.1f} | {f['tokens']:,.0f} |")
-    return "\n".join(rows)
+        return "\n".join(rows) + "\n\n" + support_regress(Path(tmp))
+
+
+def support_regress(tmp: Path) -> str:
+    """`regress --candidate reference-overlay.json` replayed from both support recordings: the paired changes."""
+    merged = tmp / "support-both"
+    merged.mkdir()
+    folders = [SUPPORT / "recorded/eval-original", SUPPORT / "recorded/eval-reference"]
+    (merged / "answers.jsonl").write_text("".join((f / "answers.jsonl").read_text(encoding="utf-8") for f in folders),
+                                          encoding="utf-8")
+    (merged / "provenance.json").write_text((folders[0] / "provenance.json").read_text(encoding="utf-8"),
+                                            encoding="utf-8")
+    replay(["optimizer", "regress", "--server", f"{sys.executable} {SUPPORT / 'server.py'}", "--tasks",
+            str(SUPPORT / "tasks"), "--isolate", "--models", "claude-sonnet-5-5", "--candidate",
+            str(SUPPORT / "reference-overlay.json"), "--replay", str(merged), "-o", str(tmp / "regress.json")],
+           tmp, "regress")
+    report = json.loads((tmp / "regress.json").read_text(encoding="utf-8"))
+    lines = []
+    for model, row in report["results"].items():
+        calls = row["failed_calls"]
+        lines.append(f"`regress --candidate reference-overlay.json` on the support recordings, {model}: held-out "
+                     f"{row['before']:.0%} → {row['after']:.0%} (Holm p={row['p_holm']:.3g}, {row['verdict']}); "
+                     f"failed calls per task {calls['before']:.2f} → {calls['after']:.2f} ({calls['delta']:+.2f}, 95% "
+                     f"CI {calls['ci'][0]:+.2f} to {calls['ci'][1]:+.2f}, Holm p={calls['p_holm']:.3g}).")
+    return "\n".join(lines)
 
 
 def main() -> None:
