@@ -81,3 +81,27 @@ def test_the_support_evals_in_whole_conversations_replay_to_their_recorded_resul
         assert recorded_figures(report["results"][model], splits) == splits
     assert report["confusion"] == recorded["confusion"]
     assert report["replay"]["agents"] == recorded["models"] and report["episodes"]["infra_errors"] == 0
+    if definitions == "original":
+        evidence_of_real_conversations(Path(report["run_dir"]))
+
+
+def evidence_of_real_conversations(run_dir: Path) -> None:
+    """What a proposer would read of these real conversations, were they train episodes: those that passed after
+    failed calls rank right after the failures, and the agents' own feedback reaches it."""
+    from dataclasses import replace
+
+    from optimizer.propose.evidence import build_evidence
+    from optimizer.store import RunStore
+    from optimizer.tasks import load_tasks
+
+    store = RunStore.open_existing(run_dir.parent, run_dir.name)
+    try:
+        episodes = [replace(e, split="train") for e in store.episodes()]
+    finally:
+        store.close()
+    tasks = {t.id: replace(t, split="train") for t in load_tasks(SUPPORT / "tasks").tasks}
+    evidence = build_evidence(episodes, tasks, token_budget=40_000)
+    assert [e.task_id for e in evidence.recovered] == ["track-carrier-down-10029"]  # after three transient errors
+    assert len(evidence.failures) == 6 and 'source="agent feedback"' in evidence.text
+    text = evidence.text
+    assert text.index("## Failed train episodes") < text.index("## Train episodes that passed after failed calls")
