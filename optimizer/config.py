@@ -80,6 +80,12 @@ class EvalConfig(BaseModel):
                                    "'Name: value' (repeatable; never stored).")
 
 
+    def roles(self) -> dict[str, Any]:
+        """Who answers what in the run, as a recording's provenance names them: the agents and the judge (and, in
+        `optimize`, the proposer)."""
+        return {"agents": list(self.models), **({"judge": self.judge} if self.judge else {})}
+
+
 ConfigT = TypeVar("ConfigT", bound=EvalConfig)
 
 

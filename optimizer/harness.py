@@ -118,7 +118,7 @@ async def open_harness(
                                                openai_base_url=resolved.openai_base_url, batch=resolved.batch,
                                                tool_search=resolved.tool_search, record=resolved.record,
                                                replay=resolved.replay, command=_COMMANDS[config_type.__name__],
-                                               roles=roles(resolved)))
+                                               roles=resolved.roles()))
         try:
             async with _opened(resolved, store, providers, progress) as harness:
                 opened = True
@@ -245,12 +245,6 @@ def _load_models(config: EvalConfig, providers: Providers) -> list[AgentModel]:
         return load_models(config.models, providers)
     except (ModelSpecError, ModelAccessError, RecordingError) as exc:
         raise RunError(str(exc)) from None
-
-
-def roles(config: EvalConfig) -> dict[str, Any]:
-    """Who answers what in a run, as a recording's provenance names them: the agents, the proposer, the judge."""
-    named = {"agents": list(config.models), "proposer": getattr(config, "proposer", None), "judge": config.judge}
-    return {k: v for k, v in named.items() if v}
 
 
 def _budget(config: EvalConfig, store: RunStore) -> Budget | None:

@@ -61,6 +61,9 @@ class OptimizeConfig(EvalConfig):
     source: str | None = Field(None, description="The server's source directory: also write source.patch, the "
                                "winner's texts rewritten where they stand in the code (for git apply).")
 
+    def roles(self) -> dict[str, Any]:
+        return {**super().roles(), "proposer": self.proposer}
+
 
 def recorded(folder: str) -> dict[str, Any]:
     """A recording's provenance, its problems as a RunError."""
