@@ -23,6 +23,7 @@ from typing import Any
 
 from figures import add_write_option, replace_section
 
+from optimizer.efficiency import EpisodeCost, efficiency_cell
 from optimizer.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,14 +57,10 @@ def held_out(run_dir: Path, candidate: str) -> dict[str, Any]:
         episodes = [e for e in store.episodes(candidate) if e.split == "heldout" and e.status != "infra_error"]
     finally:
         store.close()
-    n = len(episodes) or 1
-    calls = [e.data.get("calls") or [] for e in episodes]
-    usage = [e.data.get("usage") or {} for e in episodes]
-    return {"passed": sum(bool(e.passed) for e in episodes), "n": len(episodes),
-            "calls": sum(map(len, calls)) / n, "failed": sum(c["is_error"] for cs in calls for c in cs) / n,
-            "turns": sum(int(e.data.get("turns") or 0) for e in episodes) / n,
-            "tokens": sum(u.get("input_tokens", 0) + u.get("cache_read_tokens", 0) + u.get("output_tokens", 0)
-                          for u in usage) / n}
+    paid = efficiency_cell(EpisodeCost.of(e.data) for e in episodes)
+    return {"passed": sum(bool(e.passed) for e in episodes), "n": len(episodes), "calls": paid["calls_per_task"],
+            "failed": paid["failed_calls_per_task"], "turns": paid["turns_per_task"],
+            "tokens": paid["tokens_per_task"]}
 
 
 def measure() -> str:

@@ -89,8 +89,9 @@ def default_models(*, offline: bool, models: Sequence[str] | None, replay: str |
         return tuple(models)
     if offline:
         return OFFLINE_DEFAULT
-    if replay and recorded(replay).get("agents"):
-        return tuple(recorded(replay)["agents"])
+    agents = recorded(replay).get("agents") if replay else None
+    if agents:
+        return tuple(agents)
     if os.environ.get("ANTHROPIC_API_KEY"):
         return CLAUDE_TASK_MODELS
     raise RunError("no models to evaluate with: set ANTHROPIC_API_KEY to use Claude, pass --models (an "
@@ -102,6 +103,7 @@ def default_proposer(*, offline: bool, proposer: str | None, replay: str | None 
     """The proposer: as given; a recording's with --replay; rules with --offline or without a key; else Claude."""
     if proposer:
         return proposer
-    if replay and not offline and recorded(replay).get("proposer"):
-        return str(recorded(replay)["proposer"])
+    chosen = recorded(replay).get("proposer") if replay and not offline else None
+    if chosen:
+        return str(chosen)
     return "rules" if offline or not os.environ.get("ANTHROPIC_API_KEY") else CLAUDE_PROPOSER

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolEdit, digest
+from optimizer.efficiency import efficiency_cell
 from optimizer.evaluate import EvalResult
 from optimizer.gate import ModelVerdict
 from optimizer.harness import Harness
@@ -107,10 +108,7 @@ def aggregate(result: EvalResult, models: Sequence[str], how: str) -> float:
     if how == "min":
         return min(per_model)
     mean = sum(per_model) / len(per_model)
-    if how == "efficiency":
-        costs = [o.cost.failed_calls for o in result.outcomes if o.model in models]
-        return mean - FAILED_CALL_COST * (sum(costs) / len(costs) if costs else 0.0)
-    return mean
+    return mean - FAILED_CALL_COST * failed_calls(result) if how == "efficiency" else mean
 
 
 def chunked(tasks: Sequence[Task], chunks: int) -> list[list[Task]]:
@@ -143,7 +141,8 @@ def outcomes_by_item(result: EvalResult) -> dict[str, list[bool]]:
 async def select(
     run: OptimizeRun, outcome: SearchResult, current: Scored, train: Sequence[Task], log: RoundLog
 ) -> Scored:
-    """The round's pick among the current best and the round's accuracy-vs-tokens front. THE SELECTION RULE:
+    """The round's pick among the current best, the round's accuracy-vs-tokens front and its other complete trials.
+    THE SELECTION RULE:
     accuracy first; among the candidates whose train results are within the noise of the most accurate
     (`stats.within_noise`, paired per model and task, at most `config.token_tolerance` standard errors below), the one
     whose agents made the fewest failed calls per task on the same tasks (`failed_calls`), then the one with the
@@ -183,8 +182,7 @@ async def select(
 def failed_calls(result: EvalResult) -> float:
     """Failed calls per task over a candidate's train episodes (the candidates compared ran the same tasks), to two
     decimals: a difference smaller than that is no difference."""
-    costs = [o.cost.failed_calls for o in result.outcomes]
-    return round(sum(costs) / len(costs), 2) if costs else 0.0
+    return efficiency_cell(o.cost for o in result.outcomes)["failed_calls_per_task"]
 
 
 async def select_smaller(

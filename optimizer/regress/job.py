@@ -147,8 +147,8 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
     return {
         "run_id": run.store.run_id, "run_dir": str(run.store.dir), "offline": run.offline, "models": models,
         "replay": run.providers.replaying, "split": cfg.split, "epochs": cfg.epochs, "max_drop": cfg.max_drop,
-        "alpha": cfg.alpha,
-        "margin": cfg.margin, "fail_on": cfg.fail_on, "fail_on_failed_calls": cfg.fail_on_failed_calls,
+        "alpha": cfg.alpha, "margin": cfg.margin, "fail_on": cfg.fail_on,
+        "fail_on_failed_calls": cfg.fail_on_failed_calls,
         "baseline": {"definitions": cfg.baseline, "server": cfg.baseline_server or run.pool.spec.display,
                      "candidate": before.candidate},
         "candidate": {"definitions": cfg.candidate, "server": run.pool.spec.display, "candidate": after.candidate},
