@@ -249,7 +249,9 @@ class ReplayClient:
         same_prompt = [e for e in same_set if (e.get("about") or {}).get("prompt") == asked["prompt"]]
         if same_prompt:
             why = (f"the recording has this conversation's turns up to {max(e['about']['turn'] for e in same_prompt)}"
-                   " on these definitions, but not one that matches the conversation so far")
+                   " on these definitions, but not one that matches the conversation so far: a tool result differs "
+                   "from the recorded one (a server whose answers carry times, temporary paths or random ids cannot "
+                   "be replayed past them), or the agent's earlier turn does")
         elif same_set:
             why = ("the recording has these definitions, but not this conversation: a changed task prompt, or a "
                    "task the recorded run did not run on these definitions")
