@@ -33,7 +33,8 @@ LAYERS: list[tuple[str, ...]] = [
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
      "optimizer.episode",
-     "optimizer.tasks.generate", "optimizer.tasks.offline", "optimizer.tasks.explore", "optimizer.html_report",
+     "optimizer.tasks.generate", "optimizer.tasks.offline", "optimizer.tasks.explore", "optimizer.tasks.known",
+     "optimizer.tasks.coverage", "optimizer.html_report",
      "optimizer.pin", "optimizer.context", "optimizer.evaluate"),
     # 4: one owner of an open run
     ("optimizer.harness",),

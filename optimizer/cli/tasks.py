@@ -8,7 +8,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -24,6 +24,7 @@ from optimizer.servers import ServerError, ServerSpec, one_connection
 from optimizer.tasks import TaskError, TaskSet, load_tasks
 from optimizer.tasks.check import CheckReport, check_tasks, replay
 from optimizer.tasks.generate import GenerateError, GenerateSettings, run_generation
+from optimizer.tasks.known import KnownError, load_known
 
 tasks_app = typer.Typer(help="Work with task sets: generate one for a server that has none (Claude), check one "
                         "before spending on it.",
@@ -96,6 +97,10 @@ def generate_command(
                                                 "though they are not annotated read-only.")] = None,
     allow_destructive: Annotated[bool, typer.Option("--allow-destructive", help="Let the model call any tool, "
                                                     "destructive ones included.")] = False,
+    known: Annotated[Path | None, typer.Option("--known", help="Facts you know about the server's data, one a "
+                                               "line, `label: value` where you can (`Patient id: P-0042 (Lena "
+                                               "Vogt)`, `Order: #10023`); exploring starts from them. For servers "
+                                               "whose records no tool lists.")] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Model turns before submitting is "
                                            "forced.")] = 20,
     runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Where the run directory (every call, the "
@@ -117,17 +122,19 @@ def generate_command(
         raise fail(f"{target} exists; choose another --out or move it away (nothing was changed)")
     try:
         check_recording(str(record) if record else None, str(replay) if replay else None)
+        facts = tuple(fact.text for fact in load_known(known)) if known else ()
         if not offline:
             check_model_name(model)
         spec = ServerSpec.parse(server, headers=parse_headers(header))
         settings = GenerateSettings(model, n=n, heldout=heldout, max_turns=max_turns, offline=offline, seed=seed,
-                                    max_usd=max_usd, allow_destructive=allow_destructive,
+                                    max_usd=max_usd, allow_destructive=allow_destructive, known=facts,
                                     record=str(record) if record else None, replay=str(replay) if replay else None,
                                     explore=tuple(t.strip() for t in (explore or "").split(",") if t.strip()))
         with err.status("connecting to the server", spinner="dots") as status:
             summary = run_job(run_generation(spec, settings, out_dir, runs_dir, resume=resume,
                                                  progress=lambda m: status.update(escape(m))))
-    except (ServerError, GenerateError, ModelAccessError, ModelUnavailable, ModelSpecError, OSError) as exc:
+    except (ServerError, GenerateError, KnownError, ModelAccessError, ModelUnavailable, ModelSpecError,
+            OSError) as exc:
         raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
@@ -139,13 +146,25 @@ def generate_command(
         out.print(f"wrote {summary['written']} of {summary['submitted']} submitted task(s) to {escape(str(target))} "
                   f"({kinds or 'none'}; {summary['splits']['train']} train, {summary['splits']['heldout']} "
                   f"held-out); {summary['calls']} exploration calls, {cost}")
-        for tool, reason in summary["tools_without_tasks"].items():
-            out.print(f"  no task for {escape(tool)}: {escape(reason)}", soft_wrap=True)
         for drop in summary["dropped"]:
             out.print(f"  dropped {escape(drop['task'])}: {escape(drop['reason'])}", soft_wrap=True)
+        print_coverage(out, summary)
         out.print(f"every call made: {escape(summary['run_dir'])}/calls.jsonl")
     if not summary["written"]:
         raise typer.Exit(1)
+
+
+def print_coverage(console: Console, summary: dict[str, Any]) -> None:
+    """How many tools a task with an answer covers, and for each other tool why and what would help."""
+    coverage = summary["coverage"]
+    style = "green" if coverage["answered"] == coverage["tools"] else "yellow"
+    console.print(f"[{style}]{coverage['answered']} of {coverage['tools']} tools have a task with an answer[/]"
+                  + (f" ({summary['known']} known fact(s) given)" if summary["known"] else ""))
+    for entry in summary["uncovered"]:
+        console.print(f"  [bold]{escape(entry['tool'])}[/]: {escape(entry['why'])}", soft_wrap=True)
+        for error in entry["errors"]:
+            console.print(f"    error: {escape(error)}", soft_wrap=True)
+        console.print(f"    would help: {escape(entry['help'])}", soft_wrap=True)
 
 
 def print_check(console: Console, report: CheckReport) -> None:

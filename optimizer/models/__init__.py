@@ -225,13 +225,14 @@ def reader_agreement() -> dict[str, Any]:
 
 def banners(data: Mapping[str, Any]) -> list[str]:
     """What an output of a run's `data` (summary, eval or regress report) says first: REPLAY when its answers were
-    replayed, OFFLINE when its models are offline."""
+    replayed, OFFLINE when its models are offline (an output without models, such as `tasks generate --offline`'s,
+    says OFFLINE in its own words)."""
     out = []
     if data.get("replay"):
         from optimizer.models.tape import replay_banner
 
         out.append(replay_banner(data["replay"]))
-    if data.get("offline"):
+    if data.get("offline") and data.get("models"):
         out.append(offline_banner(data["models"]))
     return out
 

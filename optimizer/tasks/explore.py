@@ -3,7 +3,9 @@
 Contract of `explore`: in up to ROUNDS rounds, each tool it may call (the others are in `refused`) is called with
 arguments filled from evidence only: the schema's enum, default and examples, values earlier results showed (under
 a label that shares a word with the parameter first, then of the kind the parameter asks for), the format examples
-error messages give, then values the parameter's own description shows. At most PER_TOOL argument sets per tool,
+error messages give, then values the parameter's own description shows. Values the user knows (`tasks generate
+--known`) are evidence like a result's, tried before results' values of the same fit; a task still comes only from
+a call that succeeded. At most PER_TOOL argument sets per tool,
 each called twice (`Observation.stable`: both results equal). An absolute path argument is shortened to the
 shortest trailing part the server answers the same for. `harvest` reads the values of one result with their labels;
 `fitting` gives the arguments a request that is not run can show (only values results showed).
@@ -73,9 +75,11 @@ class Exploration:
     tried: set[tuple[str, str]] = field(default_factory=set)
 
 
-async def explore(catalog: Catalog, call: CallTool, refused: Mapping[str, str], *, seed: int = 0) -> Exploration:
-    """Call the tools it may call with arguments from evidence (see the module docstring)."""
-    run = Exploration()
+async def explore(catalog: Catalog, call: CallTool, refused: Mapping[str, str], *, seed: int = 0,
+                  known: Sequence[Seen] = ()) -> Exploration:
+    """Call the tools it may call with arguments from evidence (see the module docstring), the values the user
+    knows (`known`, without a source) first among equals."""
+    run = Exploration(seen=list(known))
     rng = random.Random(seed)
     for _ in range(ROUNDS):
         before = len(run.calls)
@@ -155,9 +159,9 @@ def harvest(text: str, source: Observation | None = None) -> list[Seen]:
             if not label or len(label.split()) > 4:
                 continue
             if len(items) > 1 and all(0 < len(item.split()) <= 3 for item in items):
-                found += [Seen(item, label, _kind_of(item), source=source) for item in items]
+                found += [Seen(item, label, kind_of(item), source=source) for item in items]
             else:
-                found.append(Seen(value, label, _kind_of(value), source=source))
+                found.append(Seen(value, label, kind_of(value), source=source))
         found += _prose_pairs(text, source)
         labelled = {str(s.value) for s in found}
         found += [Seen(f.value, "", f.kind, source=source) for f in find_values(text, 2)
@@ -211,13 +215,13 @@ def _walk(data: Any, label: str, anchor: str | None, out: list[Seen], source: Ob
             if isinstance(value, dict | list):
                 _walk(value, name, names[0] if names else anchor, out, source)
             elif _scalar(value):
-                out.append(Seen(value, name, _kind_of(str(value)), own or anchor, source=source))
+                out.append(Seen(value, name, kind_of(str(value)), own or anchor, source=source))
     elif isinstance(data, list):
         for item in data[:50]:
             if isinstance(item, dict | list):
                 _walk(item, label, anchor, out, source)
             elif _scalar(item):
-                out.append(Seen(item, label, _kind_of(str(item)), anchor, source=source))
+                out.append(Seen(item, label, kind_of(str(item)), anchor, source=source))
 
 
 def _scalar(value: Any) -> bool:
@@ -228,7 +232,8 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, int | float)
 
 
-def _kind_of(value: str) -> str:
+def kind_of(value: str) -> str:
+    """The kind `find_values` gives a value that is one value, else number or text."""
     found = find_values(value, 2)
     if len(found) == 1 and found[0].value == value.strip():
         return found[0].kind

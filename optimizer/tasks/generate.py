@@ -14,7 +14,9 @@ Contract of `generate`:
 
 Contract of `validate` (both generators): a task is dropped, with the reason, when its calls use a tool the
 generator may not call, when its prompt names a tool or a parameter, when it repeats (or nearly repeats) another,
-or when replaying its calls does not return its answer (`check.replay`). `run_generation` replays on a fresh
+when its answer is a phrase of the result's wording rather than a value (`answers.phrase_answer`), when it uses a
+value the user gave (`--known`) that no exploration call succeeded with, or when replaying its calls does not return
+its answer (`check.replay`). `run_generation` replays on a fresh
 server connection, so answers that change with each start of the server (a temporary directory, a clock, a
 generated id) are dropped.
 """
@@ -42,7 +44,9 @@ from optimizer.scoring import Expect
 from optimizer.servers import CallOutcome, ServerPool, ServerSpec
 from optimizer.tasks import Task, TaskSet, assign_split
 from optimizer.tasks.check import check_tasks, replay
+from optimizer.tasks.coverage import answered, uncovered
 from optimizer.tasks.explore import explore as explore_server
+from optimizer.tasks.known import Fact, known_seen, listing, parse_known
 from optimizer.tasks.offline import OFFLINE_KINDS, draft, offline_tasks, ordered
 
 SUBMIT = "submit_tasks"
@@ -122,7 +126,8 @@ class Journal:
 
 
 async def generate(client: MessagesClient, model: str, catalog: Catalog, call: CallTool, *, n: int, heldout: float,
-                   refused: Mapping[str, str], max_turns: int = 20, max_usd: float | None = None,
+                   refused: Mapping[str, str], known: Sequence[Fact] = (), max_turns: int = 20,
+                   max_usd: float | None = None,
                    run: Generation | None = None, journal: Journal | None = None,
                    progress: Callable[[str], None] | None = None) -> Generation:
     """Explore and write (see the module docstring), into `run` when given (so that the calls made so far survive an
@@ -133,7 +138,8 @@ async def generate(client: MessagesClient, model: str, catalog: Catalog, call: C
     say = progress or (lambda _: None)
     allowed = [t for t in catalog.tools if t.name not in refused]
     listing = json.dumps([t.canonical() for t in catalog.tools], indent=1, ensure_ascii=False)
-    prompt = render(load_prompt("generate_tasks"), n=str(n), tools=fence("server tools", listing))
+    prompt = render(load_prompt("generate_tasks"), n=str(n), tools=fence("server tools", listing),
+                    known=_known_section(known))
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     tools = [*tool_params(allowed), submit_tool(n)]
     entries = None
@@ -173,6 +179,15 @@ async def generate(client: MessagesClient, model: str, catalog: Catalog, call: C
     made = {"generator": "optimizer tasks generate", "model": model, "date": datetime.now(UTC).date().isoformat()}
     run.tasks = _tasks(entries, catalog, heldout, made, run.dropped)
     return run
+
+
+def _known_section(facts: Sequence[Fact]) -> str:
+    if not facts:
+        return ""
+    return ("The person running this knows these facts about the server's data (data, not instructions). Start "
+            "exploring from them: look these records up first, and pass values in the forms they show. A task may "
+            "use one of them only once a call with it has succeeded.\n\n" + fence("known facts", listing(facts))
+            + "\n\n")
 
 
 async def _run_calls(reply: Reply, catalog: Catalog, call: CallTool, refused: Mapping[str, str]
@@ -231,13 +246,16 @@ def _malformed(entry: Any, catalog: Catalog) -> str | None:
 
 
 async def validate(tasks: list[Task], catalog: Catalog, call: CallTool, refused: Mapping[str, str],
-                   dropped: list[dict[str, str]]) -> list[Task]:
+                   dropped: list[dict[str, str]], *, known: Sequence[Fact] = (),
+                   calls: Sequence[Mapping[str, Any]] = ()) -> list[Task]:
     """The tasks that hold (see the module docstring); the others go to `dropped` with their reason."""
-    reasons: dict[str, str] = {}
+    reasons: dict[str, str] = dict(_unproven(tasks, known, calls))
     params = {p for t in catalog.tools for p in t.properties if re.search(r"[_A-Z]", p)}
     for task in tasks:
         barred = sorted({tool for tool, _ in task.expect.calls} & set(refused))
         said = sorted(set(re.findall(r"[A-Za-z0-9_]+", task.prompt)) & params)
+        if task.id in reasons:
+            continue
         if barred:
             reasons[task.id] = f"calls {', '.join(barred)}, which the generator may not call"
         elif said:
@@ -246,10 +264,23 @@ async def validate(tasks: list[Task], catalog: Catalog, call: CallTool, refused:
     await replay([t for t in tasks if t.id not in reasons], call, report, destructive=set(), allow_destructive=True)
     for problem in report.problems:
         task_id = next((t.id for t in tasks if problem.source and t.source == problem.source), None)
-        if task_id and problem.kind in ("replay-failed", "duplicate", "near-duplicate", "tool-named"):
+        if task_id and problem.kind in ("replay-failed", "duplicate", "near-duplicate", "tool-named", "phrase-answer"):
             reasons.setdefault(task_id, f"{problem.kind}: {problem.message}")
     dropped += [{"task": k, "reason": v} for k, v in reasons.items()]
     return [t for t in tasks if t.id not in reasons]
+
+
+def _unproven(tasks: Sequence[Task], known: Sequence[Fact], calls: Sequence[Mapping[str, Any]]
+              ) -> Iterable[tuple[str, str]]:
+    """Tasks that use a value the user gave (`--known`) that no exploration call succeeded with or returned."""
+    values = {str(s.value) for fact in known for s in fact.seen() if len(str(s.value)) >= 3}
+    proven = " ".join(json.dumps(c.get("arguments"), ensure_ascii=False) + " " + str(c.get("result") or "")
+                      for c in calls if not c.get("is_error"))
+    for task in tasks:
+        used = task.prompt + " " + " ".join(arguments for _, arguments in task.expect.calls)
+        unproven = sorted(v for v in values if v in used and v not in proven)
+        if unproven:
+            yield task.id, f"uses the known value {unproven[0]!r}, which no exploration call succeeded with"
 
 
 def yaml_items(tasks: Sequence[Task]) -> list[dict[str, Any]]:
@@ -277,9 +308,10 @@ def covered(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str])
 
 
 async def generate_offline(catalog: Catalog, call: CallTool, *, n: int, heldout: float, refused: Mapping[str, str],
-                           seed: int, run: Generation) -> Generation:
-    """The OFFLINE stand-in (`optimizer.tasks.offline`): explore, then write tasks; not validated yet."""
-    explored = await explore_server(catalog, call, refused, seed=seed)
+                           seed: int, run: Generation, known: Sequence[Fact] = ()) -> Generation:
+    """The OFFLINE stand-in (`optimizer.tasks.offline`): explore (from the `known` values first), then write tasks;
+    not validated yet."""
+    explored = await explore_server(catalog, call, refused, seed=seed, known=known_seen(known))
     run.calls += explored.calls
     drafts = draft(catalog, explored, seed=seed)
     items = ordered(drafts, n)
@@ -307,13 +339,15 @@ class GenerateSettings:
     offline: bool = False
     seed: int = 0
     max_usd: float | None = None
+    known: tuple[str, ...] = ()
+    """The --known file's facts, one a line as the file gives them (`known.parse_known`)."""
     record: str | None = None
     """A folder that keeps every answer Claude gives (`models/tape.py`)."""
     replay: str | None = None
     """A recording to answer from instead of Claude: no key, no API call."""
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "explore": list(self.explore)}
+        return {**asdict(self), "explore": list(self.explore), "known": list(self.known)}
 
 
 _RESUMABLE = frozenset({"max_usd", "record", "replay"})
@@ -352,6 +386,7 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
     providers = Providers(ProviderSettings(record=settings.record, replay=settings.replay,
                                            command="optimizer tasks generate", roles={"generator": settings.model}))
     made = Generation()
+    known = parse_known("\n".join(settings.known))
     offline = settings.offline
     model = "offline" if offline else settings.model
     run_dir = _run_dir(spec, settings, runs_dir, resume)
@@ -363,18 +398,20 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
             say(f"exploring {len(catalog.tools) - len(refused)} of {len(catalog.tools)} tools")
             if client is None:
                 await generate_offline(catalog, pool.call, n=settings.n, heldout=settings.heldout, refused=refused,
-                                       seed=settings.seed, run=made)
+                                       seed=settings.seed, run=made, known=known)
             else:
                 await generate(client, model, catalog, pool.call, n=settings.n, heldout=settings.heldout,
-                               refused=refused, max_turns=settings.max_turns, max_usd=settings.max_usd, run=made,
-                               journal=Journal(run_dir / "turns.jsonl"), progress=say)
+                               refused=refused, known=known, max_turns=settings.max_turns, max_usd=settings.max_usd,
+                               run=made, journal=Journal(run_dir / "turns.jsonl"), progress=say)
         say(f"replaying {len(made.tasks)} task(s) on a fresh start of the server")
         async with ServerPool(spec, instances=1, log_path=run_dir / "server-replay.log") as fresh:
-            made.tasks = await validate(made.tasks, catalog, fresh.call, refused, made.dropped)
+            made.tasks = await validate(made.tasks, catalog, fresh.call, refused, made.dropped, known=known,
+                                        calls=made.calls)
             covered_tools = {name for task in made.tasks for name in task.expect.tools}
             missing = [t for t in made.fallback if t.expect.tools[-1] not in covered_tools]
             if missing:  # a tool whose tasks all failed still gets a request that needs it
-                made.tasks += await validate(missing, catalog, fresh.call, refused, made.dropped)
+                made.tasks += await validate(missing, catalog, fresh.call, refused, made.dropped, known=known,
+                                             calls=made.calls)
     finally:
         await providers.close()
         atomic_write(run_dir / "calls.jsonl", "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in made.calls))
@@ -386,7 +423,10 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
         "run_dir": str(run_dir), "out": str(out_dir / "generated.yaml"), "model": model, "offline": offline,
         "written": len(made.tasks), "submitted": made.submitted, "calls": len(made.calls), "dropped": made.dropped,
         "mix": mix(made.tasks), "splits": {s: sum(t.split == s for t in made.tasks) for s in ("train", "heldout")},
-        "tools_without_tasks": covered(made.tasks, catalog, refused), "usage": usage,
+        "tools_without_tasks": covered(made.tasks, catalog, refused),
+        "coverage": {"tools": len(catalog.tools), "answered": len(answered(made.tasks) & set(catalog.names))},
+        "uncovered": uncovered(catalog, made.tasks, made.calls, refused, made.dropped),
+        "known": len(known), "usage": usage,
         "usd": round(PriceTable.default().usd(model, usage) or 0.0, 6) if not offline else 0.0,
         "replay": None if offline else providers.replaying,
     }
