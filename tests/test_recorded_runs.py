@@ -100,8 +100,8 @@ def evidence_of_real_conversations(run_dir: Path) -> None:
     finally:
         store.close()
     tasks = {t.id: replace(t, split="train") for t in load_tasks(SUPPORT / "tasks").tasks}
-    evidence = build_evidence(episodes, tasks, token_budget=40_000)
+    evidence = build_evidence(episodes, tasks, token_budget=40_000, success_sample=0)  # none sampled away
     assert [e.task_id for e in evidence.recovered] == ["track-carrier-down-10029"]  # after three transient errors
-    assert len(evidence.failures) == 6 and 'source="agent feedback"' in evidence.text
+    assert len(evidence.failures) == 3 and 'source="agent feedback"' in evidence.text
     text = evidence.text
     assert text.index("## Failed train episodes") < text.index("## Train episodes that passed after failed calls")

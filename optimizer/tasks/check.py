@@ -6,12 +6,16 @@ Problems (each with the task's `path:line` where there is one):
 - `tool-named`: a prompt names a tool by its identifier (`lookup_order`, `getCustomer`), which tells the agent
   what to call instead of testing whether the definitions lead it there;
 - `duplicate` / `near-duplicate`: prompts equal once case, punctuation and spacing are ignored, or at least
-  NEAR_DUPLICATE similar (difflib's ratio over those normalised texts).
+  NEAR_DUPLICATE similar (difflib's ratio over those normalised texts);
+- `phrase-answer`: a task that expects a tool checks a phrase of the result's wording (`contains`/`exact`), which
+  a correct answer in other words misses (`optimizer.tasks.answers`), with what to write instead.
 Notes (not problems): tasks that expect a tool annotated `destructiveHint: true` (they need --allow-destructive).
 Counts: tasks per split, and per tool the tasks that expect it, by split.
 
 `replay` runs each task's `expect.calls` against the server, in order, and reports `replay-failed` when a call
-errors or the expected answer is not in their results (a `judge` answer cannot be replayed: a note).
+errors or the expected answer is not in their results (a `judge` answer cannot be replayed: a note). A phrase answer
+that the results hold as one whole value is no longer a problem; for the others the suggestion names the values
+of the result's line that holds it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from optimizer.definitions import Catalog
 from optimizer.scoring import Expect, ScoringError, verify_answer
 from optimizer.servers import CallOutcome
 from optimizer.tasks import Task, TaskSet
+from optimizer.tasks.answers import phrase_answer, suggestion
 
 NEAR_DUPLICATE = 0.9
 _DEPRECATED = re.compile(r"\bdeprecated\b", re.IGNORECASE)
@@ -79,6 +84,7 @@ def check_tasks(taskset: TaskSet, catalog: Catalog) -> CheckReport:
                      if name in deprecated]
     report.problems += _named_tools(tasks, catalog)
     report.problems += _duplicates(tasks)
+    report.problems += [_phrase(task) for task in tasks if phrase_answer(task.expect)]
     destructive = set(catalog.hinted("destructiveHint"))
     for task in tasks:
         hits = sorted(destructive & set(task.expect.tools))
@@ -98,6 +104,12 @@ def _named_tools(tasks: Sequence[Task], catalog: Catalog) -> list[Problem]:
             out.append(Problem("tool-named", f"task {task.id}'s prompt names the tool {', '.join(found)}: write what "
                                "the user wants, not what to call", task.source, found[0]))
     return out
+
+
+def _phrase(task: Task, result: str | None = None) -> Problem:
+    answer = task.expect.answer or ""
+    return Problem("phrase-answer", f"task {task.id}'s answer {answer!r} is a phrase of the result's wording, which "
+                   f"a correct answer in other words misses: {suggestion(answer, result)}", task.source)
 
 
 def _normal(text: str) -> str:
@@ -147,8 +159,22 @@ async def replay(tasks: Sequence[Task], call: Callable[[str, dict[str, Any]], Aw
             failed = f"its answer {expect.answer!r} is not in what the expected calls return now"
         if failed:
             report.problems.append(Problem("replay-failed", f"task {task.id}: {failed}", task.source))
+        else:
+            _phrase_in(task, "\n".join(texts), report)
     if unreplayable:
         report.notes.append(f"{unreplayable} task(s) have no expect.calls (or no answer) to replay")
+
+
+def _phrase_in(task: Task, result: str, report: CheckReport) -> None:
+    """The task's phrase-answer problem, read again against its replayed result: gone when the result holds the
+    answer as one whole value, else with the result's values in its suggestion."""
+    flagged = [i for i, p in enumerate(report.problems) if p.kind == "phrase-answer" and p.source == task.source
+               and f"task {task.id}'s" in p.message]
+    for index in reversed(flagged):
+        if phrase_answer(task.expect, result):
+            report.problems[index] = _phrase(task, result)
+        else:
+            del report.problems[index]
 
 
 def _holds(expect: Expect, text: str) -> bool:
