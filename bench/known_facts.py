@@ -9,7 +9,8 @@ script's output (`--write docs/figures.md` rewrites it).
 
 The facts files are examples/clinic/known.txt and bench/known/<server>.txt: records a person who works with the
 server would know, written once from the server's data, not tuned to a figure. The generator is the OFFLINE
-stand-in, not a model; seed 0.
+stand-in, not a model; seed 0; the row marked "Claude, recorded" replays two generations whose every turn a Claude
+model answered (examples/clinic/recorded/, with their provenance): no key, no API call.
 """
 
 from __future__ import annotations
@@ -34,14 +35,18 @@ class Row:
     launcher: Path
     known: Path
     explore: str = ""
+    recorded: Path | None = None
+    """A folder with the recordings `generate-blind` and `generate-known`: Claude's answers, replayed."""
 
     @property
     def label(self) -> str:
-        return self.name + (" +explore" if self.explore else "")
+        return self.name + (" +explore" if self.explore else "") + (" (Claude, recorded)" if self.recorded else "")
 
 
 ROWS = (
     Row("clinic", ROOT / "examples/clinic/server.py", ROOT / "examples/clinic/known.txt"),
+    Row("clinic", ROOT / "examples/clinic/server.py", ROOT / "examples/clinic/known.txt",
+        recorded=ROOT / "examples/clinic/recorded"),
     Row("support", ROOT / "examples/support/server.py", ROOT / "bench/known/support.txt"),
     Row("support", ROOT / "examples/support/server.py", ROOT / "bench/known/support.txt", "get_policy,check_refund"),
     Row("workspace", ROOT / "examples/workspace/server.py", ROOT / "bench/known/workspace.txt"),
@@ -49,8 +54,10 @@ ROWS = (
 
 
 def generate(row: Row, work: Path, known: bool) -> dict[str, Any]:
-    out = work / f"{row.label.replace(' ', '')}-{'known' if known else 'blind'}"
-    args = ["tasks", "generate", "--offline", "--server", f"{sys.executable} {row.launcher}", "--out", str(out),
+    side = "known" if known else "blind"
+    out = work / f"{row.label.replace(' ', '').replace('(', '').replace(')', '').replace(',', '')}-{side}"
+    answers = ["--replay", str(row.recorded / f"generate-{side}")] if row.recorded else ["--offline"]
+    args = ["tasks", "generate", *answers, "--server", f"{sys.executable} {row.launcher}", "--out", str(out),
             "--runs-dir", str(work / "runs"), "--json"]
     args += ["--known", str(row.known)] if known else []
     args += ["--explore", row.explore] if row.explore else []
@@ -94,7 +101,8 @@ def main() -> None:
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    print("OFFLINE — stand-in generator (no model), seed 0; without and with --known")
+    print("OFFLINE — stand-in generator (no model), seed 0, except the rows marked Claude, recorded (REPLAY of a "
+          "Claude model's answers); without and with --known")
     print(markdown(rows))
 
 

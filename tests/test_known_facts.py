@@ -132,3 +132,21 @@ def test_claude_gets_the_known_facts_fenced_as_data(run_cli: Cli, tmp_path: Path
     assert prompt.count("</untrusted>") == 2  # the server's tools and the facts: the planted closer is defused
     summary = json.loads(result.stdout)
     assert summary["written"] == 1 and summary["known"] == 2
+
+
+@pytest.mark.parametrize("kind", ["blind", "known"])
+def test_the_recorded_claude_generations_on_the_clinic_replay_to_their_outcome(run_cli: Cli, tmp_path: Path,
+                                                                               kind: str) -> None:
+    """Every turn of these generations was answered by a Claude model (the recordings' provenance says how); the
+    replay needs no key and must give the recorded coverage, calls and tasks."""
+    recording = ROOT / "examples/clinic/recorded" / f"generate-{kind}"
+    known = ("--known", str(KNOWN)) if kind == "known" else ()
+    result = run_cli("tasks", "generate", "--server", CLINIC, *known, "--replay", str(recording), "--out",
+                     str(tmp_path / "tasks"), "--runs-dir", str(tmp_path / "runs"), "--json",
+                     env={"ANTHROPIC_API_KEY": None, "ANTHROPIC_BASE_URL": None})
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    recorded = json.loads((recording / "outcome.json").read_text(encoding="utf-8"))
+    for key in ("written", "submitted", "calls", "coverage", "mix", "known", "dropped"):
+        assert summary[key] == recorded[key], key
+    assert summary["replay"]["from"] == str(recording)

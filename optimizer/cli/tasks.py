@@ -46,8 +46,9 @@ def check_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
     """Check a task set against a server's tools: tools no task expects, tasks per tool and split, tools the
-    server lacks, prompts that name a tool, duplicate and near-duplicate prompts, tasks that need destructive
-    tools, and with --replay answers the expected calls no longer return. Exit 1 when a problem is found."""
+    server lacks, prompts that name a tool, duplicate and near-duplicate prompts, answers that are a phrase of the
+    result's wording (a correct answer in other words would fail), tasks that need destructive tools, and with
+    --replay answers the expected calls no longer return. Exit 1 when a problem is found."""
     try:
         taskset = load_tasks(tasks, heldout=heldout)
         spec = ServerSpec.parse(server, headers=parse_headers(header))
@@ -115,8 +116,9 @@ def generate_command(
 ) -> None:
     """Write a task set for a server that has none: Claude (or, with --offline, a stand-in without a model) explores
     the server with the tools it may call and writes tasks whose answers come from real results; every task is
-    replayed on a fresh start of the server and kept only when it holds. Exit 0 when tasks were written, 1 when
-    none held, 2 on errors."""
+    replayed on a fresh start of the server and kept only when it holds. It reports how many tools a task with an
+    answer covers and, for each other tool, its errors and what would help (--known, --explore). Exit 0 when tasks
+    were written, 1 when none held, 2 on errors."""
     target = out_dir / "generated.yaml"
     if target.exists():
         raise fail(f"{target} exists; choose another --out or move it away (nothing was changed)")

@@ -38,6 +38,7 @@ from optimizer.definitions import Catalog
 from optimizer.files import atomic_write
 from optimizer.models import Providers, ProviderSettings
 from optimizer.models.base import MessagesClient, Reply, Usage
+from optimizer.models.tape import keep_outcome
 from optimizer.prices import PriceTable
 from optimizer.prompt_files import fence, load_prompt, render
 from optimizer.scoring import Expect
@@ -431,6 +432,7 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
         "replay": None if offline else providers.replaying,
     }
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    keep_outcome(settings.record, summary)
     return summary
 
 
