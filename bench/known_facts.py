@@ -8,7 +8,8 @@ script's output (`--write docs/figures.md` rewrites it).
     python bench/known_facts.py [--only NAME,…] [--json] [--write docs/figures.md]
 
 The facts files are examples/clinic/known.txt and bench/known/<server>.txt: records a person who works with the
-server would know, written once from the server's data, not tuned to a figure. The generator is the OFFLINE
+server would know, written once from the server's data, not tuned to a figure. published/git needs the installs
+`.ci/run` makes. The generator is the OFFLINE
 stand-in, not a model; seed 0; the row marked "Claude, recorded" replays two generations whose every turn a Claude
 model answered (examples/clinic/recorded/, with their provenance): no key, no API call.
 """
@@ -50,6 +51,7 @@ ROWS = (
     Row("support", ROOT / "examples/support/server.py", ROOT / "bench/known/support.txt"),
     Row("support", ROOT / "examples/support/server.py", ROOT / "bench/known/support.txt", "get_policy,check_refund"),
     Row("workspace", ROOT / "examples/workspace/server.py", ROOT / "bench/known/workspace.txt"),
+    Row("published/git", ROOT / "examples/published/git/serve.py", ROOT / "bench/known/git.txt"),
 )
 
 

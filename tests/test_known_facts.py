@@ -18,6 +18,7 @@ from optimizer.definitions import Catalog, ToolDef
 from optimizer.scoring import Expect
 from optimizer.servers import CallOutcome
 from optimizer.tasks import Task, load_tasks
+from optimizer.tasks.explore import Seen, fillings
 from optimizer.tasks.generate import validate
 from optimizer.tasks.known import Fact, KnownError, load_known, parse_known
 
@@ -36,6 +37,17 @@ def test_facts_are_labelled_values_with_notes_or_free_sentences() -> None:
     assert seen == {("P-0042", "patient id"), ("Lena Vogt", "patient")}  # the note goes under the item's words
     assert "#10024" in {str(s.value) for s in facts[2].seen()}
     assert facts[0].text == "Patient id: P-0042 (Lena Vogt)"
+
+
+def test_a_known_value_also_fills_an_optional_parameter_it_fits_after_the_calls_without_it() -> None:
+    import random
+
+    tool = ToolDef("git_status", "Show the working tree status.", {"type": "object", "properties": {
+        "path": {"type": "string", "description": "Repository path"}}})
+    given = parse_known("Repository path: quillmark\n")[0].seen()
+    assert [arguments for arguments, _ in fillings(tool, given, random.Random(0))] == [{}, {"path": "quillmark"}]
+    seen_in_a_result = [Seen("quillmark", "repository path", "text")]
+    assert [arguments for arguments, _ in fillings(tool, seen_in_a_result, random.Random(0))] == [{}]
 
 
 @pytest.mark.parametrize(("content", "says"), [(b"# only a comment\n\n", "no fact in it"),

@@ -54,7 +54,7 @@ def uncovered(catalog: Catalog, tasks: Sequence[Task], calls: Sequence[Mapping[s
             entry["why"] = f"never called: no value was known for {wanted}"
             entry["help"] = f"--known with {wanted} the server holds"
         elif len(failed) == len(made):
-            rejected = _describe(tool, _sent(failed)) or "its parameters"
+            rejected = _describe(tool, _sent(failed) or list(tool.properties)[:3]) or "its parameters"
             entry["why"] = f"all {len(made)} call(s) failed (tried {_tried(failed)})"
             entry["help"] = f"--known with {rejected} the server holds, in the form it takes"
         else:
@@ -88,8 +88,9 @@ def _describe(tool: ToolDef, names: Sequence[str]) -> str:
     out = []
     for name in names:
         kinds, shapes, _ = property_kinds(name, tool.properties.get(name) or {})
-        kind = next((KIND_AS_WORD[k] for k in sorted(kinds | shapes) if k in KIND_AS_WORD), None)
         said = " ".join(words(name))
+        named = [KIND_AS_WORD[k] for k in sorted(kinds | shapes) if k in KIND_AS_WORD]
+        kind = next((word for word in named if word in said.split()), named[0] if named else None)
         noun = said if kind is None or kind in said.split() else kind
         out.append(f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun} ({name})")
     return ", ".join(out)

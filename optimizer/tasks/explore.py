@@ -49,6 +49,8 @@ class Seen:
     anchor: str | None = None
     shared: bool = False
     source: Observation | None = None
+    given: bool = False
+    """the user gave it (`tasks generate --known`)"""
 
 
 @dataclass(frozen=True)
@@ -242,15 +244,25 @@ def kind_of(value: str) -> str:
 
 def fillings(tool: ToolDef, seen: Sequence[Seen], rng: random.Random) -> Iterable[tuple[dict[str, Any],
                                                                                           dict[str, Seen]]]:
-    """Up to PER_TOOL argument sets for the tool's required parameters, best evidence first; none when a required
-    parameter has no candidate value."""
+    """Up to PER_TOOL argument sets for the tool's required parameters, best evidence first, then the same sets with
+    each optional parameter a value the user gave fits (a repository path the tool would otherwise go without);
+    none when a required parameter has no candidate value."""
     options = {name: _candidates(name, tool.properties.get(name) or {}, seen) for name in tool.required}
     if any(not values for values in options.values()):
         return
+    given = {name: found[0] for name in tool.properties if name not in options and (found := [
+        option for option in _candidates(name, tool.properties.get(name) or {}, seen)
+        if option[1] and option[1].given])}
     widest = max((len(values) for values in options.values()), default=1)
+    sets = []
     for index in range(min(PER_TOOL * 2, widest)):
         picked = {name: values[min(index, len(values) - 1)] if index < PER_TOOL else rng.choice(values)
                   for name, values in options.items()}
+        sets.append(picked)
+        yield ({name: value for name, (value, _) in picked.items()},
+               {name: seen for name, (_, seen) in picked.items() if seen is not None})
+    for picked in sets[:PER_TOOL] if given else []:
+        picked = {**picked, **given}
         yield ({name: value for name, (value, _) in picked.items()},
                {name: seen for name, (_, seen) in picked.items() if seen is not None})
 

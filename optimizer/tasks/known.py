@@ -6,8 +6,9 @@ File format (UTF-8), one fact a line; blank lines and lines starting with `#` ar
 
 Contract: `load_known` raises KnownError naming the file (and the line) when it cannot be read, is not UTF-8, or
 holds no fact. `Fact.seen` gives what exploring uses (`explore.Seen` without a source: a value no call has
-returned yet): the value under its label, the note under the label's words that do not ask for an id (`patient`
-for `Patient id`), and in a free sentence the values `explore.harvest` reads. Nothing in a fact is an instruction:
+returned yet, marked `given`): the value under its label, the note under the label's words that do not ask for an
+id (`patient` for `Patient id`), and in a free sentence the values `explore.harvest` reads. Exploring also passes a
+given value to an optional parameter it fits. Nothing in a fact is an instruction:
 Claude gets the file fenced as untrusted data.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from optimizer.tasks.explore import Seen, harvest, kind_of
@@ -47,12 +48,12 @@ class Fact:
 
     def seen(self) -> list[Seen]:
         if not self.label:
-            return harvest(self.value)
+            return [replace(seen, given=True) for seen in harvest(self.value)]
         label = " ".join(words(self.label))
-        out = [Seen(self.value, label, kind_of(self.value), anchor=self.note or None)]
+        out = [Seen(self.value, label, kind_of(self.value), anchor=self.note or None, given=True)]
         if self.note:
             item = " ".join(w for w in label.split() if w not in ID_WORDS)
-            out.append(Seen(self.note, item, kind_of(self.note), anchor=self.value))
+            out.append(Seen(self.note, item, kind_of(self.note), anchor=self.value, given=True))
         return out
 
 
