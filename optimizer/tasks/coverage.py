@@ -58,8 +58,8 @@ def uncovered(catalog: Catalog, tasks: Sequence[Task], calls: Sequence[Mapping[s
             entry["why"] = f"all {len(made)} call(s) failed (tried {_tried(failed)})"
             entry["help"] = f"--known with {rejected} the server holds, in the form it takes"
         else:
-            reasons = [d["reason"] for d in dropped if tool.name in d.get("reason", "") or
-                       d.get("task", "").endswith(tool.name.replace("_", "-"))]
+            slug = f"-{tool.name.replace('_', '-')}-"  # the offline generator's task ids name the tool
+            reasons = [d["reason"] for d in dropped if tool.name in d.get("reason", "") or slug in d.get("task", "")]
             entry["why"] = (f"{len(made) - len(failed)} call(s) succeeded, but no kept task asks about its results"
                             + (f" ({reasons[0][:160]})" if reasons else ""))
             entry["help"] = f"--known with a record {tool.name} returns details for"
