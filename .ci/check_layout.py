@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
      "optimizer.episode",
      "optimizer.tasks.generate", "optimizer.tasks.offline", "optimizer.tasks.explore", "optimizer.tasks.known",
+     "optimizer.tasks.journal",
      "optimizer.tasks.coverage", "optimizer.html_report",
      "optimizer.pin", "optimizer.context", "optimizer.evaluate"),
     # 4: one owner of an open run

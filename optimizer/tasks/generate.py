@@ -47,6 +47,7 @@ from optimizer.tasks import Task, TaskSet, assign_split
 from optimizer.tasks.check import check_tasks, replay
 from optimizer.tasks.coverage import answered, uncovered
 from optimizer.tasks.explore import explore as explore_server
+from optimizer.tasks.journal import Journal
 from optimizer.tasks.known import Fact, known_seen, listing, parse_known
 from optimizer.tasks.offline import OFFLINE_KINDS, draft, offline_tasks, ordered
 
@@ -98,32 +99,6 @@ def submit_tool(n: int) -> dict[str, Any]:
     return {"name": SUBMIT, "description": f"Submit up to {n} tasks (see the instructions); call it once.",
             "input_schema": {"type": "object", "required": ["tasks"],
                              "properties": {"tasks": {"type": "array", "items": task, "maxItems": n}}}}
-
-
-class Journal:
-    """Each finished turn of a Claude generation (the reply, the calls it made and the results sent back), one JSON
-    line per turn in `turns.jsonl`, so that a resumed generation replays them without asking the model or the server
-    again. A line cut short by a kill is ignored."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.turns: list[dict[str, Any]] = []
-        for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
-            try:
-                self.turns.append(json.loads(line))
-            except ValueError:
-                break
-        atomic_write(path, "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in self.turns))
-
-    def stored(self, turn: int) -> dict[str, Any] | None:
-        return self.turns[turn] if turn < len(self.turns) else None
-
-    def record(self, reply: Reply, calls: list[dict[str, Any]], results: list[dict[str, Any]]) -> None:
-        entry = {"reply": {"content": list(reply.content), "stop_reason": reply.stop_reason,
-                           "usage": reply.usage.to_json(), "model": reply.model}, "calls": calls, "results": results}
-        self.turns.append(entry)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
 async def generate(client: MessagesClient, model: str, catalog: Catalog, call: CallTool, *, n: int, heldout: float,
@@ -370,7 +345,8 @@ def _run_dir(spec: ServerSpec, settings: GenerateSettings, runs_dir: Path, resum
     if (run_dir / "summary.json").exists():
         raise GenerateError(f"generation {resume} has finished; its summary is {run_dir / 'summary.json'}")
     stored = json.loads((run_dir / "settings.json").read_text(encoding="utf-8"))
-    differ = [key for key in wanted if key not in _RESUMABLE and stored.get(key) != wanted[key]]
+    unset = GenerateSettings(settings.model).to_json()  # a setting added since the run began had its default
+    differ = [key for key in wanted if key not in _RESUMABLE and stored.get(key, unset.get(key)) != wanted[key]]
     if differ:
         raise GenerateError(f"generation {resume} was made with other settings: "
                             + "; ".join(f"{k} was {stored.get(k)!r}, now {wanted[k]!r}" for k in differ))
