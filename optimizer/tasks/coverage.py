@@ -1,4 +1,4 @@
-"""What a generation missed, and what would help: `uncovered`.
+"""What a generation missed, and what would help: `uncovered` (and `without_tasks`, the tools no task expects).
 
 A tool is covered when a kept task with an answer expects it (its calls were replayed and returned the answer); a
 tool-choice request alone does not cover it. For each tool that is not covered, `uncovered` says from the calls the
@@ -25,6 +25,12 @@ from optimizer.values import KIND_AS_WORD, property_kinds
 
 MAX_ERRORS = 3
 MAX_TRIED = 4
+
+
+def without_tasks(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str]) -> dict[str, str]:
+    """Tools no kept task expects, with why when the generator could not call them."""
+    used = {name for t in tasks for name in t.expect.tools}
+    return {name: refused.get(name, "no task for it held") for name in catalog.names if name not in used}
 
 
 def answered(tasks: Sequence[Task]) -> set[str]:

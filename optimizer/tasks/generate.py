@@ -45,7 +45,7 @@ from optimizer.scoring import Expect
 from optimizer.servers import CallOutcome, ServerPool, ServerSpec
 from optimizer.tasks import Task, TaskSet, assign_split
 from optimizer.tasks.check import check_tasks, replay
-from optimizer.tasks.coverage import answered, uncovered
+from optimizer.tasks.coverage import answered, uncovered, without_tasks
 from optimizer.tasks.explore import explore as explore_server
 from optimizer.tasks.journal import Journal
 from optimizer.tasks.known import Fact, known_seen, listing, parse_known
@@ -277,12 +277,6 @@ def mix(tasks: Sequence[Task]) -> dict[str, int]:
     return {kind: sum(kind in t.tags for t in tasks) for kind in dict.fromkeys((*KINDS, *OFFLINE_KINDS))}
 
 
-def covered(tasks: Sequence[Task], catalog: Catalog, refused: Mapping[str, str]) -> dict[str, str]:
-    """Tools no kept task expects, with why when the generator could not call them."""
-    used = {name for t in tasks for name in t.expect.tools}
-    return {name: refused.get(name, "no task for it held") for name in catalog.names if name not in used}
-
-
 async def generate_offline(catalog: Catalog, call: CallTool, *, n: int, heldout: float, refused: Mapping[str, str],
                            seed: int, run: Generation, known: Sequence[Fact] = ()) -> Generation:
     """The OFFLINE stand-in (`optimizer.tasks.offline`): explore (from the `known` values first), then write tasks;
@@ -400,7 +394,7 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
         "run_dir": str(run_dir), "out": str(out_dir / "generated.yaml"), "model": model, "offline": offline,
         "written": len(made.tasks), "submitted": made.submitted, "calls": len(made.calls), "dropped": made.dropped,
         "mix": mix(made.tasks), "splits": {s: sum(t.split == s for t in made.tasks) for s in ("train", "heldout")},
-        "tools_without_tasks": covered(made.tasks, catalog, refused),
+        "tools_without_tasks": without_tasks(made.tasks, catalog, refused),
         "coverage": {"tools": len(catalog.tools), "answered": len(answered(made.tasks) & set(catalog.names))},
         "uncovered": uncovered(catalog, made.tasks, made.calls, refused, made.dropped),
         "known": len(known), "usage": usage,
