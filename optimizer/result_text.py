@@ -70,3 +70,26 @@ def clean_label(parts: Sequence[str], value_kind: str, explicit: bool) -> str:
     if not explicit and len(parts) == 1 and (participle or parts[0].endswith("ing")):
         return ""
     return " ".join(parts)
+
+
+_FIELD_LINE = re.compile(r"^[ \t]*[-*]?[ \t]*([A-Za-z][A-Za-z0-9 _-]{0,30}?)[ \t]*[:=][ \t]+(\S[^\n]{0,100}?)\s*$",
+                         re.MULTILINE)
+
+
+def result_fields(text: str) -> list[tuple[str, Any]]:
+    """(field, value) for every scalar of a JSON or Python-literal result, named by its innermost key (a list's
+    items by the key above them), else for every "Field: value" line; in the order they stand."""
+    data = parse_literal(text.strip())
+    if data is None:
+        return [(label.strip(), value.strip().rstrip(".")) for label, value in _FIELD_LINE.findall(text)]
+    out: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        key, item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed([(str(k), v) for k, v in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([(key, v) for v in item[:50]]))
+        elif key and item is not None and not isinstance(item, bool):
+            out.append((key, item))
+    return out

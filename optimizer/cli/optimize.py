@@ -21,6 +21,7 @@ from optimizer.gate import change_text, power_text, underpowered_note
 from optimizer.models import banners, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
+from optimizer.optimize.report_learning import refused_text
 from optimizer.text import points
 
 CHOICE_OPTIONS = [
@@ -96,7 +97,10 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     saved = tokens.get("saved_per_1000_requests", 0)
     per_thousand = f" ({abs(saved):,} {'saved' if saved >= 0 else 'added'} per 1,000 requests)" if saved else ""
     console.print(f"definition tokens {tokens['baseline']} → {tokens['winner']}{per_thousand}; goal: "
-                  f"{data.get('goal', 'accuracy')}; stopped: {data['stop_reason']}")
+                  f"{data.get('goal', 'accuracy')}")
+    console.print(f"rounds: {len(data['rounds'])} (--rounds {data['rounds_setting']}); stopped: "
+                  f"{escape(data['stop_reason'])}; refused calls left: {escape(refused_text(data['refused_left']))}",
+                  soft_wrap=True)
     if data["state"]["note"]:
         console.print(f"state: {escape(data['state']['note'])}", soft_wrap=True)
     run_dir = data["run_dir"]

@@ -52,6 +52,8 @@ SHAPES: dict[str, Shape] = {
     "context_servers": Shape(list[str] | None, flag="--context-server"),
     "record": Shape(Path | None),
     "replay": Shape(Path | None),
+    "rounds": Shape(str),
+    "probe": Shape(bool, flag="--probe/--no-probe"),
 }
 """Fields that are files on the command line (the config stores their path or text), or repeatable."""
 

@@ -7,12 +7,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from optimizer.config import EvalConfig, RunError
 from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, OFFLINE_DEFAULT
 from optimizer.models.tape import RecordingError, read_provenance
 
+ROUNDS_CAP = 6
+"""The most rounds `--rounds auto` runs."""
+PROBE_CALLS = 24
+"""Probe calls per round at most."""
 SHRINK_MARGIN = 0.1
 """The non-inferiority margin of a shrink's gate when --margin is not given: a drop of 10 points or more regresses."""
 
@@ -21,7 +25,15 @@ class OptimizeConfig(EvalConfig):
     """Settings of one optimization run (everything `eval` takes, plus the search)."""
 
     epochs: int = Field(1, ge=1, description="Held-out runs per task for the gate.")
-    rounds: int = Field(2, ge=1, description="Rounds of propose and search.")
+    rounds: int | Literal["auto"] = Field("auto", description="Rounds of propose and search: a number (at most "
+                                          "that many; fewer when one brings no improvement), or auto: another "
+                                          "round while the last raised train accuracy or cut failed calls per task "
+                                          "and, past the second, failed train episodes still hold calls the server "
+                                          f"refused; at most {ROUNDS_CAP}.")
+    probe: bool = Field(True, description="Probe refused train calls to read-only tools (any tool with "
+                        "--allow-destructive): call again with one argument changed at a time to a value the server "
+                        f"took elsewhere, to name the argument it refused; at most {PROBE_CALLS} calls a round, "
+                        "listed in the report. --no-probe: never.")
     trials: int = Field(12, ge=1, description="Search trials per round (whole proposals first).")
     candidates: int = Field(4, ge=1, description="Candidates proposed per round.")
     chunks: int = Field(3, ge=1, description="Growing chunks of train tasks; hopeless trials stop early.")
@@ -60,6 +72,20 @@ class OptimizeConfig(EvalConfig):
     storage: str | None = Field(None, description="Optuna storage URL (default: the run's SQLite file).")
     source: str | None = Field(None, description="The server's source directory: also write source.patch, the "
                                "winner's texts rewritten where they stand in the code (for git apply).")
+
+    @field_validator("rounds", mode="before")
+    @classmethod
+    def _rounds(cls, value: Any) -> Any:
+        """A number of rounds (1 or more), or "auto"; from the command line both come as text."""
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"--rounds takes a number or auto, not {value!r}") from None
+        if number < 1 or str(number) != str(value).strip():
+            raise ValueError(f"--rounds takes a whole number of at least 1, or auto, not {value!r}")
+        return number
 
     def roles(self) -> dict[str, Any]:
         return {**super().roles(), "proposer": self.proposer}

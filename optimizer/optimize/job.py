@@ -14,6 +14,7 @@ Contracts:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from optimizer.gate import judge
 from optimizer.harness import open_harness
 from optimizer.lint import findings_as_evidence, lint
 from optimizer.optimize.config import OptimizeConfig, gate_settings
+from optimizer.optimize.learning import Learned, learn, refused_left
 from optimizer.optimize.outputs import split_table, write_outputs
 from optimizer.optimize.repair import repair_round
 from optimizer.optimize.rounds import (
@@ -32,14 +34,15 @@ from optimizer.optimize.rounds import (
     Outcome,
     RoundLog,
     Scored,
+    Stop,
     propose_cached,
     score,
     search_round,
     select,
     select_smaller,
-    stop_reason,
 )
 from optimizer.optimize.screening import Screen, accepted_of
+from optimizer.optimize.stopping import Spending, after_round, before_round, nothing_refused
 from optimizer.propose import ProposerError, load_proposer
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
@@ -88,15 +91,25 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     screen = Screen(run.catalog, train, allow_leakage=config.allow_leakage, max_tokens=config.max_definition_tokens)
     per_task = len(run.models) * config.epochs
     run.stage("baseline on train", len(train) * per_task)
+    spent = _spent(run)
     baseline = best = await score(run, run.candidate, train)
+    gate = (_spent(run) - spent) / max(1, len(train) * len(run.models)) * 2 * len(heldout) * per_task
     rounds: list[RoundLog] = []
     front: dict[str, Candidate] = {}
-    stop = None
-    for number in range(1, config.rounds + 1):
-        stop = stop_reason(best, run)
+    stop: Stop | None = None
+    learned: Learned | None = None
+    for number in itertools.count(1):
+        last = rounds[-1].spent if rounds else 0.0
+        stop = before_round(run, number, best, Spending(_spent(run), last, gate) if run.budget is not None else None)
         if stop:
             break
-        evidence = evidence_for(run, best)
+        learned = await learn(run, best.result.episodes, number)
+        left = refused_left(run, best.result.episodes, learned.verdicts())
+        stop = nothing_refused(run, number, sum(n for row in left.values() for n in row.values()))
+        if stop:
+            break
+        started = _spent(run)
+        evidence = evidence_for(run, best, learned)
         proposals, report = await propose_cached(run, proposer, best.candidate, evidence, k=config.candidates,
                                                  seed=config.seed + number)
         screened = screen.screen(proposals, evidence)
@@ -107,29 +120,35 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
                     *({**entry, "after_repair": "yes"} for s in repaired if id(s) not in first
                       for entry in s.rejections())]
         report = {**report, "screening_repair": repair} if repair else report
-        log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report)
+        log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report,
+                       probes=[p.to_json() for p in learned.probes], probing_stopped=learned.stopped,
+                       refused_at_start=left)
         rounds.append(log)
         if not accepted:
             silent = NOTHING_REDUNDANT if config.goal == "shrink" else NOTHING_GROUNDED
-            stop = log.proposer.get("error") or (silent if proposer.offline and not proposals
-                                                 else "no valid candidates were proposed")
+            error = log.proposer.get("error")
+            stop = (Stop("proposer-error", error) if error else
+                    Stop("no-candidates", silent if proposer.offline and not proposals
+                         else "no valid candidates were proposed"))
             break
         run.stage(f"round {number}: search ({config.trials} trials at most)", config.trials * len(train) * per_task)
         searched, unfit = screen.shippable(await search_round(run, number, best, accepted, train, log))
         log.unfit = [{"candidate": key, "reason": why} for key, why in unfit.items()]
         if searched is None:
-            stop = "no candidate the search made passed the final screen"
+            stop = Stop("unfit", "no candidate the search made passed the final screen")
             break
         front.update({member.candidate.key: member.candidate for member in searched.front})
         chosen = (await select_smaller(run, searched, baseline, best, train, log) if config.goal == "shrink"
                   else await select(run, searched, best, train, log))
+        log.spent = _spent(run) - started
+        stop = after_round(run, best, chosen)
         if chosen.candidate.key != best.candidate.key:
             best = chosen
             log.improved = True
-        else:
-            stop = "no improvement in the last round"
+        if stop:
             break
-    stop = stop or stop_reason(best, run) or f"{config.rounds} round(s) done"
+    assert stop is not None
+    left = refused_left(run, best.result.episodes, learned.verdicts()) if learned else {}
     run.stage("held-out gate: baseline and winner", 2 * len(heldout) * per_task)
     before = await run.evaluate(baseline.candidate, heldout, epochs=config.epochs)
     after = await run.evaluate(best.candidate, heldout, epochs=config.epochs)
@@ -145,8 +164,8 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     run.stage("held-out: the best candidates (not used to select)",  # train scores and the winner: from the cache
               (rescored * len(train) + (1 + min(config.heldout_candidates - 1, rescored)) * len(heldout)) * per_task)
     candidates = await heldout_candidates(run, front, best, train, heldout)
-    return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop, dict(run.episodes),
-                   alone, candidates)
+    return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop.text,
+                   dict(run.episodes), alone, candidates, stop=stop, refused_left=left)
 
 
 async def heldout_candidates(run: OptimizeRun, front: dict[str, Candidate], winner: Scored, train: list[Task],
@@ -166,10 +185,15 @@ async def heldout_candidates(run: OptimizeRun, front: dict[str, Candidate], winn
     return out
 
 
-def evidence_for(run: OptimizeRun, best: Scored) -> Evidence:
-    """What the proposer may read: the best candidate's train episodes and the lint findings of its definitions."""
+def evidence_for(run: OptimizeRun, best: Scored, learned: Learned) -> Evidence:
+    """What the proposer may read: the best candidate's train episodes, what the server accepted and refused over the
+    whole run (the ledger) and the lint findings of the best candidate's definitions."""
     exposed = apply(run.catalog, best.candidate)
     findings = findings_as_evidence(lint(Catalog(run.catalog.server_name, exposed.tools)))
     tasks = {t.id: t for t in run.taskset.tasks}
     return build_evidence(best.result.episodes, tasks, token_budget=run.config.evidence_tokens, lint=findings,
-                          seed=run.config.seed)
+                          seed=run.config.seed, ledger=learned.ledger)
+
+
+def _spent(run: OptimizeRun) -> float:
+    return run.budget.spent if run.budget is not None else 0.0

@@ -10,6 +10,7 @@ from optimizer.efficiency import KEYS, cost_change
 from optimizer.evaluate import first_tool_confusion
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.models import banners
+from optimizer.optimize.report_learning import learning_section
 from optimizer.optimize.rounds import Outcome
 from optimizer.text import points
 
@@ -27,6 +28,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += _candidates_section(data)
     lines += _diagnosis_section(data)
     lines += _rounds_section(data)
+    lines += learning_section(data)
     lines += _confusion_section(outcome)
     lines += ["## Definition changes", "",
               f"Definition tokens: {data['definition_tokens']['baseline']} → {data['definition_tokens']['winner']}"

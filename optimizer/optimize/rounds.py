@@ -67,6 +67,27 @@ class RoundLog:
     lean_only: str | None = None
     """A shrink's other extra trial: the key of the current best's texts with lean schemas (None when that is one of
     the proposals or the current best)."""
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    """The round's probes of refused calls (`probes.Probe.to_json`): the calls made, with their results, and what
+    they settled."""
+    probing_stopped: str | None = None
+    """Why the round's probing ended early (a server fault), or None."""
+    refused_at_start: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Refused calls in the best candidate's failed train episodes when the round started, by tool and parameter
+    ("?": no error or probe said which)."""
+    spent: float = 0.0
+    """USD the round's proposal and search cost (0 without prices or with offline models)."""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why the rounds stopped: a rule name for machines (`stopping.RULES`) and a sentence for people."""
+
+    rule: str
+    text: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "text": self.text}
 
 
 @dataclass
@@ -89,6 +110,10 @@ class Outcome:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     """The winner and the best front members on train and held-out ({id, train, heldout, tokens, selected}); held-out
     was not used to select."""
+    stop: Stop | None = None
+    """Why the rounds stopped (`stop_reason` is its text)."""
+    refused_left: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Refused calls left in the winner's failed train episodes, by tool and parameter ("?": not settled)."""
 
 
 FAILED_CALL_COST = 0.1
@@ -217,16 +242,6 @@ async def select_smaller(
 def _of(items: dict[str, list[bool]], model: str) -> dict[str, list[bool]]:
     """The paired items of one model (`model/task` keys)."""
     return {key: runs for key, runs in items.items() if key.startswith(f"{model}/")}
-
-
-def stop_reason(best: Scored, run: OptimizeRun) -> str | None:
-    """Why no further round should start, or None."""
-    if best.accuracy >= 1.0 - 1e-12 and run.config.goal != "shrink" and not failed_calls(best.result):
-        return "train accuracy reached 100% without a failed call"
-    limit = run.config.max_episodes
-    if limit is not None and run.episodes["run"] >= limit:
-        return f"episode budget of {limit} reached"
-    return None
 
 
 async def propose_cached(

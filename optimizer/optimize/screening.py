@@ -14,6 +14,7 @@ from optimizer.lint import LintReport, Observed, added_text_problems, lint, new_
 from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.base import Evidence
 from optimizer.propose.leakage import leaked_phrases
+from optimizer.propose.ledger import Ledger
 from optimizer.propose.safety import catalog_strings, catalog_text, unsafe_reasons
 from optimizer.references import given_names, settled, unexposed
 from optimizer.search import SearchResult, without
@@ -31,13 +32,15 @@ def _edited_texts(catalog: Catalog, candidate: Candidate) -> list[str]:
     return texts
 
 
-def observed_in(catalog: Catalog, evidence: Evidence) -> Observed:
+def observed_in(catalog: Catalog, evidence: Evidence, grounded: Sequence[str] = ()) -> Observed:
     """The results, errors and failed calls' arguments of the evidence's episodes, for the text-copied rule;
-    values and phrases the catalog's own definitions use are not counted as copied."""
+    values and phrases the catalog's own definitions use, and the values the server showed (`grounded`), are not
+    counted as copied."""
     calls = [call for episode in (*evidence.failures, *evidence.successes) for call in episode.calls]
     return Observed(results=tuple(c.result for c in calls if not c.is_error),
                     errors=tuple(c.result for c in calls if c.is_error),
-                    failed_arguments=tuple(c.arguments for c in calls if c.is_error)).without(catalog_text(catalog))
+                    failed_arguments=tuple(c.arguments for c in calls if c.is_error)).without(
+                        "\n".join([catalog_text(catalog), *(g.lower() for g in grounded)]))
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ class Screen:
         """the server's own words: text that repeats them copies nothing from the tasks"""
         self.allow_leakage = allow_leakage
         self.max_tokens = max_tokens
+        self.ledger: Ledger | None = None
+        """what the server accepted and refused, from the last evidence screened with (`screen`)"""
+        self.grounded: list[str] = []
+        """values the server showed as parameters' (`Ledger.grounded`): no text stating one copies a task"""
         self.names: dict[str, str] = {}
         """every new name a screened proposal gave a tool -> the tool's original name"""
 
@@ -104,7 +111,9 @@ class Screen:
         return accepted_of(screened), [entry for s in screened for entry in s.rejections()]
 
     def screen(self, proposals: Sequence[Candidate], evidence: Evidence | None = None) -> list[Screened]:
-        observed = observed_in(self.catalog, evidence) if evidence is not None else None
+        if evidence is not None and evidence.ledger is not None:
+            self.ledger, self.grounded = evidence.ledger, evidence.ledger.grounded(self.answers)
+        observed = observed_in(self.catalog, evidence, self.grounded) if evidence is not None else None
         return [self.screen_one(candidate, observed) for candidate in proposals]
 
     def screen_one(self, candidate: Candidate, observed: Observed | None = None) -> Screened:
@@ -177,12 +186,30 @@ class Screen:
         errors = new_errors(self.catalog, apply(self.catalog, candidate).tools, before=self.original_lint)
         if errors:
             return "adds lint errors: " + "; ".join(f"{e.tool or 'server'}: {e.rule}" for e in errors[:5])
+        refused = self._teaches_refused(candidate)
+        if refused:
+            return "; ".join(refused[:3])
         texts = _edited_texts(self.catalog, candidate)
+        known = [*self.known_text, *self.grounded]
         leaks = sorted({p for text in texts
-                        for p in leaked_phrases(text, self.prompts, known_text=self.known_text, answers=self.answers)})
+                        for p in leaked_phrases(text, self.prompts, known_text=known, answers=self.answers)})
         if leaks and not self.allow_leakage:
             return "copies text from train prompts: " + ", ".join(repr(p) for p in leaks[:5])
         return None
+
+    def _teaches_refused(self, candidate: Candidate) -> list[str]:
+        """Each value an edit states for a parameter that the server refused for it in this run (`Ledger`)."""
+        if self.ledger is None:
+            return []
+        out = []
+        for tool, edit in sorted(candidate.edits.items()):
+            original = self.catalog.get(tool)
+            texts = {name: text for name, text in edit.parameters.items()
+                     if text != str((original.properties.get(name) or {}).get("description") or "")}
+            if edit.description is not None and edit.description != original.description:
+                texts[""] = edit.description
+            out += self.ledger.teaching_refused(tool, texts) if texts else []
+        return out
 
 
 def accepted_of(screened: Sequence[Screened]) -> list[Candidate]:

@@ -15,35 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from optimizer.definitions import Candidate, Catalog
+from optimizer.propose.ledger import Ledger
+from optimizer.propose.seen import CallSeen, EpisodeSeen
 
-
-@dataclass(frozen=True)
-class CallSeen:
-    """One tool call an agent made in a train episode (original tool name)."""
-
-    tool: str | None
-    exposed_name: str
-    arguments: dict[str, Any]
-    is_error: bool
-    result: str
-
-
-@dataclass(frozen=True)
-class EpisodeSeen:
-    """A train episode as the proposer may see it."""
-
-    task_id: str
-    model: str
-    prompt: str
-    passed: bool
-    expected_tools: tuple[str, ...]
-    forbidden_tools: tuple[str, ...]
-    chosen_tools: tuple[str, ...]
-    calls: tuple[CallSeen, ...]
-    answer: str
-    reason: str
-    searches: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """With a tool search: each query the agent ran and the tools it found (exposed names)."""
+__all__ = ["CallSeen", "EpisodeSeen", "Evidence", "OfflineProposer", "Proposer", "RepairingProposer"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +37,8 @@ class Evidence:
     recovered: tuple[EpisodeSeen, ...] = ()
     """passed train episodes that got there after failed calls (an error result followed by more calls), ranked
     right after the failures: what they paid is what the definitions left out"""
+    ledger: Ledger | None = None
+    """what the server accepted and refused over the whole run so far (`ledger.py`), when the run keeps one"""
 
 
 @runtime_checkable

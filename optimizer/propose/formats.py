@@ -60,9 +60,11 @@ class Format:
     cents: bool = False
     constraint: str = ""
     """a short value-free requirement ("a positive whole number")"""
+    listed: list[str] = field(default_factory=list)
+    """values the server itself showed for it (its results, or a probe it passed), not a closed list"""
 
     def known(self) -> bool:
-        return bool(self.gloss or self.alternatives or self.options or self.cents or self.constraint)
+        return bool(self.gloss or self.alternatives or self.options or self.cents or self.constraint or self.listed)
 
     def text(self, prompts: Sequence[str], avoid: Iterable[str] = (), *, examples: bool = True) -> str:
         """The facts as one or two sentences, or ""; with `examples`, an invented value of each shape."""
@@ -80,6 +82,8 @@ class Format:
         head = self.gloss if self.gloss and not any(self.gloss.lower() in p.lower() for p in parts) else ""
         if self.options:
             parts.append(f"one of: {listing(self.options)}")
+        elif self.listed:
+            parts.append(f"values the server lists: {listing(self.listed)}")
         if head:
             parts.insert(0, head)
         text = "; ".join(p for p in parts if p)

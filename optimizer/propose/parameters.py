@@ -5,10 +5,12 @@ A fact comes from one of:
   closed list of values, a short value-free requirement ("a positive whole number"), read by `formats`;
 - the results of calls that took it: an amount sent as 1250 that came back as 12.50 is in cents;
 - the schema's enum or format, for a parameter calls got wrong although the schema said it;
-- the values it accepted, when they all share one shape (an id like C-2468), for a parameter calls got wrong.
+- the values it accepted, when they all share one shape (an id like C-2468), for a parameter calls got wrong;
+- the values the server's own results show under a field named like a parameter whose values it refused, or that a
+  probe saw it accept (the run's ledger, `ledger.py`): values the server itself showed, listed as they are.
 
 Examples are invented in the value's shape; no text holds a value a call sent, a value a train prompt holds, or
-anything from a successful result's text (names, field labels, values).
+anything else from a successful result's text (names, field labels, other values).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from optimizer.propose.base import EpisodeSeen
 from optimizer.propose.evidence import ArgumentNote, argument_notes
 from optimizer.propose.formats import NOUNS, Alternative, Format, read_gloss, read_message
 from optimizer.propose.leakage import leaked_phrases
+from optimizer.propose.ledger import Ledger, vocabulary
 from optimizer.text import terms, words
 from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, find_values, property_kinds
 
@@ -35,18 +38,23 @@ _SCHEMA_FORMATS = {"date": ("date", "ISO date"), "date-time": ("date", "ISO 8601
 
 def parameter_facts(
     catalog: Catalog, episodes: Sequence[EpisodeSeen], prompts: Sequence[str], *, examples: bool = True,
+    ledger: Ledger | None = None,
 ) -> dict[str, dict[str, str]]:
     """Tool -> parameter -> the grounded facts as a sentence or two, only for parameters the evidence shows
     something about; a parameter's own description is never repeated. Same-named parameters of other tools
     with the same schema type take the fact when they have none (a server names one thing one way)."""
     notes = argument_notes(episodes, {t.name: list(t.properties) for t in catalog.tools})
-    sent = {str(v) for ep in episodes for call in ep.calls for v in call.arguments.values()}
+    grounded = set(ledger.grounded()) if ledger is not None else set()
+    sent = {str(v) for ep in episodes for call in ep.calls for v in call.arguments.values()} - grounded
     facts: dict[str, dict[str, str]] = defaultdict(dict)
     for tool in catalog.tools:
         for name, prop in tool.properties.items():
             note = (notes.get(tool.name) or {}).get(name) or ArgumentNote()
-            text = grounded_format(name, prop, note).text(prompts, sent, examples=examples)
-            if text and not leaked_phrases(text, prompts) and not _holds(text, sent):
+            found = grounded_format(name, prop, note)
+            if ledger is not None and not found.options:
+                found.listed = server_values(ledger, tool.name, name)
+            text = found.text(prompts, sent, examples=examples)
+            if text and not leaked_phrases(text, prompts, known_text=grounded) and not _holds(text, sent):
                 facts[tool.name][name] = text
     _share(catalog, facts)
     return {tool.name: said for tool in catalog.tools
@@ -75,6 +83,26 @@ def grounded_format(name: str, prop: Mapping[str, Any], note: ArgumentNote) -> F
     if not out.known() and not set(words(name)) & FREE_TEXT_WORDS:
         out.alternatives = _accepted(name, note)
     return out
+
+
+LISTED = 12
+"""The most values a parameter's description lists from the server's results."""
+
+
+def server_values(ledger: Ledger, tool: str, name: str) -> list[str]:
+    """For a parameter whose values the server refused: the values a probe saw it accept and those its results show
+    under the field named like it that shows the most, when every one is a term of the server's vocabulary
+    (`ledger.vocabulary`: no record's name, id or path) — at most LISTED, two or more unless a probe saw one pass;
+    else []."""
+    record = (ledger.tools.get(tool) or {}).get(name)
+    if record is None or not record.refused_only():
+        return []
+    probed = {v for v, tasks in record.tasks.items() if "probe" in tasks}
+    fields = sorted(record.shown.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    values = sorted(probed | (set(fields[0][1]) if fields else set()))
+    if not all(vocabulary(v) for v in values):
+        return []
+    return values if (probed or len(values) >= 2) and len(values) <= LISTED else []
 
 
 def _merge(into: Format, more: Format) -> None:

@@ -8,8 +8,9 @@ What it writes:
   tool of the catalog (a retired tool whose errors point to its replacement).
 
 It never renames a tool, never rewrites the server's description of what a tool does, and never takes a value, a
-name or a field label from tool results or train prompts. A tool with nothing grounded is left as it is; with
-nothing grounded anywhere, `propose` returns no candidate.
+name or a field label from tool results or train prompts, except the values the run's ledger shows the server itself
+gave for a parameter whose values it refused (`parameters.server_values`). A tool with nothing grounded is left as it
+is; with nothing grounded anywhere, `propose` returns no candidate.
 
 Contract: `propose` returns up to k distinct candidates, none equal to `current`, each built on `current` (tools
 it has nothing to say about keep their edits), deterministic for (catalog, current, evidence, k, seed).
@@ -60,7 +61,7 @@ class RulesProposer(OfflineProposer):
         self.pointers = replacements(catalog, self.episodes)
 
     def write(self, way: Variant, catalog: Catalog, current: Candidate, evidence: Evidence) -> Candidate:
-        facts = parameter_facts(catalog, self.episodes, self.prompts, examples=way.examples)
+        facts = parameter_facts(catalog, self.episodes, self.prompts, examples=way.examples, ledger=evidence.ledger)
         scope = self.failing if way.scope == "failing" else set(catalog.names)
         return _written(catalog, current, facts, self.pointers, scope, self.prompts)
 
