@@ -26,11 +26,12 @@ from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.optimize.config import PROBE_CALLS
-from optimizer.propose.base import EpisodeSeen
+from optimizer.propose.base import CallSeen, EpisodeSeen
 from optimizer.propose.ledger import Ledger, ProbeVerdict, error_parts, ranked, refused_arguments
 from optimizer.servers import CallOutcome, ServerCrashed
 
-RESULT_CHARS = 200
+RESULT_CHARS = 2000
+"""Of a probe call's result, what is kept (the report shows less)."""
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[CallOutcome]]
 
@@ -56,7 +57,9 @@ class Probe:
     accepted: dict[str, Any] = field(default_factory=dict)
 
     def verdict(self) -> ProbeVerdict:
-        return ProbeVerdict(self.tool, self.arguments, dict(self.refused), dict(self.accepted))
+        passed = tuple(CallSeen(self.tool, self.tool, c.arguments, False, c.result) for c in self.calls
+                       if not c.is_error)
+        return ProbeVerdict(self.tool, self.arguments, dict(self.refused), dict(self.accepted), passed)
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "arguments": self.arguments, "error": self.error,
@@ -76,8 +79,8 @@ def probeable(tool: ToolDef, *, allow_destructive: bool) -> bool:
 def refused_calls(catalog: Catalog, episodes: Sequence[EpisodeSeen], done: Sequence[Probe], *,
                   allow_destructive: bool) -> list[tuple[str, dict[str, Any], str]]:
     """The refused calls of failed episodes worth a probe, distinct, in the order to probe them: calls no error
-    settled first, then the rest (a refusal the error named may hide another argument's), by tool and arguments;
-    never a call probed before, nor one to a tool `probeable` refuses."""
+    settled first, then the rest with two or more arguments (a refusal the error named may hide another argument's),
+    by tool and arguments; never a call probed before, nor one to a tool `probeable` refuses."""
     seen = {(p.tool, _key(p.arguments)) for p in done}
     out: dict[tuple[str, str], tuple[int, str, dict[str, Any], str]] = {}
     for episode in episodes:
@@ -90,8 +93,8 @@ def refused_calls(catalog: Catalog, episodes: Sequence[EpisodeSeen], done: Seque
                                                                allow_destructive=allow_destructive):
                 continue
             named = refused_arguments(call)
-            if named == []:
-                continue
+            if named == [] or (named is not None and len(call.arguments) == 1):
+                continue  # not refused, or refused for its one argument: nothing a probe could add
             out.setdefault((call.tool, _key(call.arguments)),
                            (0 if named is None else 1, call.tool, call.arguments, error_parts(call.result)[1]))
     return [(tool, args, error) for _, tool, args, error in sorted(out.values(), key=lambda x: (x[0], x[1],
@@ -122,32 +125,37 @@ async def probe_calls(call: CallTool, catalog: Catalog, ledger: Ledger,
 
 async def _probe_one(call: CallTool, tool: ToolDef, ledger: Ledger, probe: Probe, budget: int) -> int:
     """Probe one refused call within `budget` calls; returns the calls made."""
-    others = {name: value for name in sorted(probe.arguments)
-              if (value := _other_value(tool, name, probe.arguments[name], ledger)) is not None}
-    base = _accepted_set(tool.name, probe.arguments, ledger)
-    if base is None and others and budget > 1:
-        swapped = {**probe.arguments, **others}
-        outcome = await _call(call, probe, swapped, "*")
-        if not outcome.is_error:
+    arguments = probe.arguments
+    others = {name: value for name in sorted(arguments)
+              if (value := _other_value(tool, name, arguments[name], ledger)) is not None}
+    base = _accepted_set(tool.name, arguments, ledger)
+    if base is None and len(others) >= 2 and budget > 1:  # with one other value, this is the swap below
+        swapped = {**arguments, **others}
+        if not (await _call(call, probe, swapped, "*")).is_error:
             base = swapped
             probe.accepted.update(others)
     if base is not None:
-        for name in sorted(probe.arguments):
+        for name in sorted(arguments):
             if len(probe.calls) >= budget:
                 break
-            if base.get(name) == probe.arguments[name]:
-                continue
-            outcome = await _call(call, probe, {**base, name: probe.arguments[name]}, name)
-            (probe.refused if outcome.is_error else probe.accepted)[name] = probe.arguments[name]
+            if base.get(name) != arguments[name]:
+                outcome = await _call(call, probe, {**base, name: arguments[name]}, name)
+                (probe.refused if outcome.is_error else probe.accepted)[name] = arguments[name]
         return len(probe.calls)
-    for name, value in others.items():
+    named = refused_arguments(CallSeen(tool.name, tool.name, arguments, True, probe.error))
+    for name in [n for n in others if named is None or n in named]:
         if len(probe.calls) >= budget:
             break
-        outcome = await _call(call, probe, {**probe.arguments, name: value}, name)
-        if not outcome.is_error or error_parts(outcome.text)[1] != probe.error:
-            probe.refused[name] = probe.arguments[name]
-            if not outcome.is_error:
-                probe.accepted[name] = value
+        swapped = {**arguments, name: others[name]}
+        outcome = await _call(call, probe, swapped, name)
+        if not outcome.is_error:  # the swapped argument was the one refused; the others passed
+            probe.refused[name] = arguments[name]
+            probe.accepted.update({k: v for k, v in swapped.items() if k not in probe.refused})
+            break
+        if error_parts(outcome.text)[1] != probe.error:  # it passed the check that refused the call: the next says
+            probe.refused[name] = arguments[name]
+            after = refused_arguments(CallSeen(tool.name, tool.name, swapped, True, outcome.text)) or []
+            probe.refused.update({k: arguments[k] for k in after if k != name})
             break
     return len(probe.calls)
 

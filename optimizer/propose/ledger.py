@@ -62,6 +62,8 @@ class ProbeVerdict:
     arguments: dict[str, Any]
     refused: dict[str, Any] = field(default_factory=dict)
     accepted: dict[str, Any] = field(default_factory=dict)
+    passed: tuple[CallSeen, ...] = ()
+    """the probe's calls that passed: read as calls the server accepted, their results as results"""
 
 
 @dataclass
@@ -233,6 +235,11 @@ def build_ledger(catalog: Catalog, episodes: Iterable[EpisodeSeen], probes: Sequ
             rec = ledger.record(probe.tool, name)
             rec.accepted[_value_text(value)] += 1
             rec.tasks.setdefault(_value_text(value), set()).add("probe")
+        for call in probe.passed:
+            _read_result(ledger, call, parameters, fields)
+            sets = ledger.passed.setdefault(probe.tool, [])
+            if call.arguments not in sets and len(sets) < PASSED_SETS:
+                sets.append(dict(call.arguments))
     return ledger
 
 
@@ -282,9 +289,9 @@ def error_parts(result: str) -> tuple[str, str]:
 
 
 def blamed_argument(message: str, arguments: Mapping[str, Any]) -> str | None:
-    """The argument a validation message is about: named in its first words, else quoted after "got",
-    else the only argument when the message reads like a format complaint about a value."""
-    leading: list[str] = re.findall(r"[A-Za-z_][\w.]*", message)[:3]
+    """The argument a validation message is about: named in its first words (outside quotes), else quoted after
+    "got", else the only argument when the message reads like a format complaint about a value."""
+    leading: list[str] = re.findall(r"[A-Za-z_][\w.]*", _QUOTED.sub("''", message))[:3]  # not the value's words
     for word in leading:
         if word in arguments:
             return word
