@@ -3,7 +3,8 @@
 A probe takes one refused train call and calls the same tool again with ONE argument changed at a time:
 - from an argument set the server accepted for the tool (one a call passed with, or the refused call with every
   argument it has another value for swapped to that value, when that passes): the refused call's value put back in,
-  one argument at a time — an error names that value refused, a pass names it accepted;
+  one argument at a time — a pass names it accepted, an error that quotes it or reads as the probed refusal names it
+  refused, any other error (a clash with the set's other arguments) settles nothing;
 - with no accepted set: the refused call with one argument swapped to another value — a pass or a different error
   names the swapped argument as the one refused.
 "Another value" for a parameter is one the ledger holds: accepted for it, accepted for a parameter of the same name
@@ -20,6 +21,7 @@ Contracts:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,7 +142,10 @@ async def _probe_one(call: CallTool, tool: ToolDef, ledger: Ledger, probe: Probe
                 break
             if base.get(name) != arguments[name]:
                 outcome = await _call(call, probe, {**base, name: arguments[name]}, name)
-                (probe.refused if outcome.is_error else probe.accepted)[name] = arguments[name]
+                if not outcome.is_error:
+                    probe.accepted[name] = arguments[name]
+                elif _about(outcome.text, arguments[name], probe.error):
+                    probe.refused[name] = arguments[name]
         return len(probe.calls)
     named = refused_arguments(CallSeen(tool.name, tool.name, arguments, True, probe.error))
     for name in [n for n in others if named is None or n in named]:
@@ -158,6 +163,19 @@ async def _probe_one(call: CallTool, tool: ToolDef, ledger: Ledger, probe: Probe
             probe.refused.update({k: arguments[k] for k in after if k != name})
             break
     return len(probe.calls)
+
+
+def _about(error: str, value: Any, refusal: str) -> bool:
+    """Whether an error refuses this value: it quotes it, or it reads as the refusal being probed with its quoted
+    values left out ("invalid value 'x'" is "invalid value 'y'"). Another error ("not found": the value clashed with
+    the accepted set's other arguments) settles nothing."""
+    message = error_parts(error)[1]
+    text = value if isinstance(value, str) else json.dumps(value)
+    return f"'{text}'" in message or f'"{text}"' in message or _unquoted(message) == _unquoted(refusal)
+
+
+def _unquoted(message: str) -> str:
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "''", message).strip()
 
 
 async def _call(call: CallTool, probe: Probe, arguments: dict[str, Any], changed: str) -> CallOutcome:
