@@ -46,6 +46,7 @@ from optimizer.optimize.stopping import Spending, after_round, before_round, not
 from optimizer.propose import ProposerError, load_proposer
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
+from optimizer.propose.refusals import ProbeVerdict
 from optimizer.tasks import Task
 
 NOTHING_REDUNDANT = ("nothing more the offline proposer can prove redundant (a sentence that repeats the name or "
@@ -97,58 +98,29 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     rounds: list[RoundLog] = []
     front: dict[str, Candidate] = {}
     stop: Stop | None = None
-    learned: Learned | None = None
+    settled: list[ProbeVerdict] = []
     for number in itertools.count(1):
         last = rounds[-1].spent if rounds else 0.0
         stop = before_round(run, number, best, Spending(_spent(run), last, gate) if run.budget is not None else None)
         if stop:
             break
         learned = await learn(run, best.result.episodes, number)
-        left = refused_left(run, best.result.episodes, learned.verdicts())
+        settled = learned.verdicts()
+        left = refused_left(run, best.result.episodes, settled)
         stop = nothing_refused(run, number, sum(n for row in left.values() for n in row.values()))
         if stop:
             break
-        started = _spent(run)
-        evidence = evidence_for(run, best, learned)
-        proposals, report = await propose_cached(run, proposer, best.candidate, evidence, k=config.candidates,
-                                                 seed=config.seed + number)
-        screened = screen.screen(proposals, evidence)
-        repaired, repair = await repair_round(run, proposer, screen, screened, best.candidate, evidence)
-        accepted = accepted_of(repaired)
-        first = {id(s) for s in screened}
-        rejected = [*(entry for s in screened for entry in s.rejections()),
-                    *({**entry, "after_repair": "yes"} for s in repaired if id(s) not in first
-                      for entry in s.rejections())]
-        report = {**report, "screening_repair": repair} if repair else report
-        log = RoundLog(round=number, proposed=len(proposals), rejected=rejected, proposer=report,
-                       probes=[p.to_json() for p in learned.probes], probing_stopped=learned.stopped,
-                       refused_at_start=left)
+        log = RoundLog(round=number, proposed=0, probes=[p.to_json() for p in learned.probes],
+                       probing_stopped=learned.stopped, refused_at_start=left)
         rounds.append(log)
-        if not accepted:
-            silent = NOTHING_REDUNDANT if config.goal == "shrink" else NOTHING_GROUNDED
-            error = log.proposer.get("error")
-            stop = (Stop("proposer-error", error) if error else
-                    Stop("no-candidates", silent if proposer.offline and not proposals
-                         else "no valid candidates were proposed"))
-            break
-        run.stage(f"round {number}: search ({config.trials} trials at most)", config.trials * len(train) * per_task)
-        searched, unfit = screen.shippable(await search_round(run, number, best, accepted, train, log))
-        log.unfit = [{"candidate": key, "reason": why} for key, why in unfit.items()]
-        if searched is None:
-            stop = Stop("unfit", "no candidate the search made passed the final screen")
-            break
-        front.update({member.candidate.key: member.candidate for member in searched.front})
-        chosen = (await select_smaller(run, searched, baseline, best, train, log) if config.goal == "shrink"
-                  else await select(run, searched, best, train, log))
-        log.spent = _spent(run) - started
-        stop = after_round(run, best, chosen)
+        chosen, stop = await one_round(run, proposer, screen, log, baseline, best, learned, front)
         if chosen.candidate.key != best.candidate.key:
             best = chosen
             log.improved = True
         if stop:
             break
     assert stop is not None
-    left = refused_left(run, best.result.episodes, learned.verdicts()) if learned else {}
+    left = refused_left(run, best.result.episodes, settled)
     run.stage("held-out gate: baseline and winner", 2 * len(heldout) * per_task)
     before = await run.evaluate(baseline.candidate, heldout, epochs=config.epochs)
     after = await run.evaluate(best.candidate, heldout, epochs=config.epochs)
@@ -166,6 +138,44 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
     candidates = await heldout_candidates(run, front, best, train, heldout)
     return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop.text,
                    dict(run.episodes), alone, candidates, stop=stop, refused_left=left)
+
+
+async def one_round(run: OptimizeRun, proposer: Proposer, screen: Screen, log: RoundLog, baseline: Scored,
+                    best: Scored, learned: Learned, front: dict[str, Candidate]) -> tuple[Scored, Stop | None]:
+    """One round from `best`: evidence → propose → screen (and repair) → search → select. Fills `log` and `front`
+    (the search's accuracy-vs-tokens front); returns the round's pick (`best` when nothing beats it) and why no
+    round should follow, or None."""
+    config, train = run.config, run.taskset.split("train")
+    started = _spent(run)
+    evidence = evidence_for(run, best, learned)
+    proposals, report = await propose_cached(run, proposer, best.candidate, evidence, k=config.candidates,
+                                             seed=config.seed + log.round)
+    screened = screen.screen(proposals, evidence)
+    repaired, repair = await repair_round(run, proposer, screen, screened, best.candidate, evidence)
+    accepted = accepted_of(repaired)
+    first = {id(s) for s in screened}
+    log.proposed = len(proposals)
+    log.rejected = [*(entry for s in screened for entry in s.rejections()),
+                    *({**entry, "after_repair": "yes"} for s in repaired if id(s) not in first
+                      for entry in s.rejections())]
+    log.proposer = {**report, "screening_repair": repair} if repair else report
+    if not accepted:
+        silent = NOTHING_REDUNDANT if config.goal == "shrink" else NOTHING_GROUNDED
+        error = log.proposer.get("error")
+        return best, (Stop("proposer-error", error) if error else
+                      Stop("no-candidates", silent if proposer.offline and not proposals
+                           else "no valid candidates were proposed"))
+    per_task = len(run.models) * config.epochs
+    run.stage(f"round {log.round}: search ({config.trials} trials at most)", config.trials * len(train) * per_task)
+    searched, unfit = screen.shippable(await search_round(run, log.round, best, accepted, train, log))
+    log.unfit = [{"candidate": key, "reason": why} for key, why in unfit.items()]
+    if searched is None:
+        return best, Stop("unfit", "no candidate the search made passed the final screen")
+    front.update({member.candidate.key: member.candidate for member in searched.front})
+    chosen = (await select_smaller(run, searched, baseline, best, train, log) if config.goal == "shrink"
+              else await select(run, searched, best, train, log))
+    log.spent = _spent(run) - started
+    return chosen, after_round(run, best, chosen)
 
 
 async def heldout_candidates(run: OptimizeRun, front: dict[str, Candidate], winner: Scored, train: list[Task],

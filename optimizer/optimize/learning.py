@@ -13,7 +13,8 @@ from optimizer.harness import Harness
 from optimizer.optimize.config import OptimizeConfig
 from optimizer.optimize.probes import Probe, probe_calls, refused_calls
 from optimizer.propose.evidence import train_seen
-from optimizer.propose.ledger import Ledger, ProbeVerdict, build_ledger, refused_in
+from optimizer.propose.ledger import Ledger, build_ledger, refused_in
+from optimizer.propose.refusals import ProbeVerdict
 from optimizer.store import StoredEpisode
 
 

@@ -29,7 +29,8 @@ from typing import Any
 from optimizer.definitions import Catalog, ToolDef
 from optimizer.optimize.config import PROBE_CALLS
 from optimizer.propose.base import CallSeen, EpisodeSeen
-from optimizer.propose.ledger import Ledger, ProbeVerdict, error_parts, ranked, refused_arguments
+from optimizer.propose.ledger import Ledger, ranked
+from optimizer.propose.refusals import ProbeVerdict, error_parts, refused_arguments
 from optimizer.servers import CallOutcome, ServerCrashed
 
 RESULT_CHARS = 2000

@@ -32,7 +32,8 @@ from typing import Any
 
 from optimizer.prompt_files import fence
 from optimizer.propose.base import CallSeen, EpisodeSeen, Evidence
-from optimizer.propose.ledger import Ledger, blamed_argument, error_parts
+from optimizer.propose.ledger import Ledger
+from optimizer.propose.refusals import blamed_argument, error_parts
 from optimizer.store import StoredEpisode
 from optimizer.tasks import Task
 from optimizer.text import estimate_tokens

@@ -26,6 +26,7 @@ from typing import Any
 
 from optimizer.definitions import Catalog
 from optimizer.prompt_files import fence
+from optimizer.propose.refusals import ProbeVerdict, error_parts, refused_arguments, value_text
 from optimizer.propose.seen import CallSeen, EpisodeSeen
 from optimizer.result_text import result_fields
 from optimizer.text import estimate_tokens, words
@@ -42,28 +43,10 @@ PASSED_SETS = 5
 REFUSED_SAMPLES = 4
 """Refused values shown per parameter (with the first one's error)."""
 ERROR_CHARS = 120
-NOT_REFUSALS = frozenset({"business", "permission", "transient"})
 GENERIC = frozenset({"id", "ids", "code", "name", "type", "value", "key", "number", "no", "ref", "item", "data"})
 """Words that say what kind of field it is, not what it is about: `id` alone is not `patient_id`."""
-_TOOL_PREFIX = re.compile(r"^\s*error executing tool [^:]*:\s*", re.IGNORECASE)
-_CATEGORY = re.compile(r"^\s*(validation|business|permission|transient)\s*:\s*", re.IGNORECASE)
-_GOT = re.compile(r"\(got\s+'?([^')]*)'?", re.IGNORECASE)
-_QUOTED = re.compile(r"'([^']{1,80})'|\"([^\"]{1,80})\"")
 _NEGATED = re.compile(r"\b(?:not|never|no|don't|do not|instead of|rather than|unlike|except|avoid|refused|rejected|"
                       r"invalid|wrong)\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ProbeVerdict:
-    """What probing one refused call settled: the arguments the server refused (parameter -> the call's value) and
-    values it accepted (parameter -> value) when one argument at a time was changed."""
-
-    tool: str
-    arguments: dict[str, Any]
-    refused: dict[str, Any] = field(default_factory=dict)
-    accepted: dict[str, Any] = field(default_factory=dict)
-    passed: tuple[CallSeen, ...] = ()
-    """the probe's calls that passed: read as calls the server accepted, their results as results"""
 
 
 @dataclass
@@ -233,32 +216,14 @@ def build_ledger(catalog: Catalog, episodes: Iterable[EpisodeSeen], probes: Sequ
     for probe in probes:
         for name, value in probe.accepted.items():
             rec = ledger.record(probe.tool, name)
-            rec.accepted[_value_text(value)] += 1
-            rec.tasks.setdefault(_value_text(value), set()).add("probe")
+            rec.accepted[value_text(value)] += 1
+            rec.tasks.setdefault(value_text(value), set()).add("probe")
         for call in probe.passed:
             _read_result(ledger, call, parameters, fields)
             sets = ledger.passed.setdefault(probe.tool, [])
             if call.arguments not in sets and len(sets) < PASSED_SETS:
                 sets.append(dict(call.arguments))
     return ledger
-
-
-def refused_arguments(call: CallSeen, probe: ProbeVerdict | None = None) -> list[str] | None:
-    """The arguments a refused call was refused for: a probe's verdict, else the one the error names or quotes, else
-    the only argument; None when nothing settles it, [] when the call was not refused."""
-    category, message = error_parts(call.result)
-    if not call.is_error or category in NOT_REFUSALS:
-        return []
-    if probe is not None and probe.refused:
-        return sorted(probe.refused)
-    named = blamed_argument(message, call.arguments)
-    if named is not None:
-        return [named]
-    quoted = {text for pair in _QUOTED.findall(message) for text in pair if text}
-    hits = [name for name, value in call.arguments.items() if _value_text(value) in quoted]
-    if len(hits) == 1:
-        return hits
-    return list(call.arguments) if len(call.arguments) == 1 else None
 
 
 def named_like(label: str, parameter: str) -> bool:
@@ -280,30 +245,6 @@ def shape(value: str) -> str:
     return re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", re.sub(r"\d", "9", value)))
 
 
-def error_parts(result: str) -> tuple[str, str]:
-    """An error result as (its category: validation, business, permission, transient or "", the message without
-    the tool prefix and the category)."""
-    text = _TOOL_PREFIX.sub("", result.strip())
-    labelled = _CATEGORY.match(text)
-    return (labelled[1].lower() if labelled else ""), _CATEGORY.sub("", text)
-
-
-def blamed_argument(message: str, arguments: Mapping[str, Any]) -> str | None:
-    """The argument a validation message is about: named in its first words (outside quotes), else quoted after
-    "got", else the only argument when the message reads like a format complaint about a value."""
-    leading: list[str] = re.findall(r"[A-Za-z_][\w.]*", _QUOTED.sub("''", message))[:3]  # not the value's words
-    for word in leading:
-        if word in arguments:
-            return word
-    got = _GOT.search(message)
-    if got:
-        for name, value in arguments.items():
-            if str(value).strip() == got.group(1).strip():
-                return name
-    about_value = got or re.search(r"\b(must|expected|invalid|format|should be)\b", message, re.IGNORECASE)
-    return next(iter(arguments)) if len(arguments) == 1 and about_value else None
-
-
 def _read_call(ledger: Ledger, task: str, call: CallSeen, probe: ProbeVerdict | None) -> None:
     assert call.tool is not None
     if not call.is_error:
@@ -312,8 +253,8 @@ def _read_call(ledger: Ledger, task: str, call: CallSeen, probe: ProbeVerdict | 
             sets.append(dict(call.arguments))
         for name, value in call.arguments.items():
             rec = ledger.record(call.tool, name)
-            rec.accepted[_value_text(value)] += 1
-            rec.tasks.setdefault(_value_text(value), set()).add(task)
+            rec.accepted[value_text(value)] += 1
+            rec.tasks.setdefault(value_text(value), set()).add(task)
         return
     refused = refused_arguments(call, probe)
     _, message = error_parts(call.result)
@@ -324,7 +265,7 @@ def _read_call(ledger: Ledger, task: str, call: CallSeen, probe: ProbeVerdict | 
         return
     for name in refused:
         if name in call.arguments:
-            ledger.record(call.tool, name).refused.setdefault(_value_text(call.arguments[name]), message)
+            ledger.record(call.tool, name).refused.setdefault(value_text(call.arguments[name]), message)
 
 
 def _read_result(ledger: Ledger, call: CallSeen, parameters: Mapping[str, Sequence[str]],
@@ -332,7 +273,7 @@ def _read_result(ledger: Ledger, call: CallSeen, parameters: Mapping[str, Sequen
     """Values the result shows under fields named like any tool's parameters (`fields`: each label's parameters,
     filled as labels are met)."""
     for label, value in result_fields(call.result):
-        text = _value_text(value)
+        text = value_text(value)
         if not _short(text):
             continue
         if label not in fields:
@@ -374,10 +315,6 @@ def _accepted_part(rec: ParameterRecord) -> str:
 
 def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
     return tool + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
-
-
-def _value_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _name_words(name: str) -> frozenset[str]:
