@@ -144,12 +144,17 @@ def test_screening_flags_an_edit_that_teaches_a_refused_value_and_grounds_what_t
     evidence = Evidence("", (seen(listing, refused),), (), {}, ledger=ledger)
     screen = Screen(CATALOG, [Task("t1", "What is the flow at north-weir in mmol-per-s?", Expect(), "train")],
                     allow_leakage=False)
-    teaching = Candidate({"get_flow": ToolEdit(parameters={"unit": "The unit, e.g. cubic metres or litres."})})
+    teaching = Candidate({"get_flow": ToolEdit(parameters={"unit": "The unit, e.g. cubic metres or gallons."})})
     grounded = Candidate({"get_flow": ToolEdit(parameters={"unit": "The unit: mmol-per-s or litres."})})
     warned = Candidate({"get_flow": ToolEdit(parameters={"unit": "The unit's code, not its name (not cubic "
                                                                   "metres): mmol-per-s or litres."})})
-    screened = screen.screen([teaching, grounded, warned], evidence)
+    glossed = Candidate({"get_flow": ToolEdit(parameters={"unit": "The unit's code: litres (for litres per "
+                                                                  "second) or mmol-per-s."})})
+    wrapped = Candidate({"get_flow": ToolEdit(description="Get the mean flow at a station. The unit is cubic metres "
+                                                          "or gallons.")})
+    screened = screen.screen([teaching, grounded, warned, glossed, wrapped], evidence)
     assert screened[0].kept is None and "states 'cubic metres' as a value of get_flow.unit, which the server " \
         "refused in this run (invalid value 'cubic metres')" in (screened[0].reason or "")
     assert screened[1].kept == grounded  # mmol-per-s is in a train prompt, and the server's results show it
-    assert screened[2].kept == warned
+    assert screened[2].kept == warned and screened[3].kept == glossed  # a warning; a gloss beside a shown value
+    assert screened[4].kept is None  # a sentence of the description naming the parameter

@@ -108,16 +108,19 @@ class Ledger:
     def teaching_refused(self, tool: str, texts: Mapping[str, str]) -> list[str]:
         """For one tool's edited texts (parameter name -> its new description, "" -> the tool's description), each
         refused value a text states for its parameter: in the parameter's own description, or in a sentence of the
-        tool's description naming the parameter, not in a sentence that says what not to send. One line each."""
+        tool's description naming the parameter — not in a sentence that says what not to send, nor in one that also
+        names a value the server accepted or showed for the parameter (there the refused word glosses or maps to it:
+        "STD (standard)"). One line each."""
         out = []
         for name, rec in sorted((self.tools.get(tool) or {}).items()):
             refused = {v: e for v, e in rec.refused_only().items() if _teachable(v)}
             if not refused:
                 continue
             places = [texts.get(name, "")] + [s for s in _sentences(texts.get("", "")) if _names(s, name)]
+            sentences = [s for p in places for s in _sentences(p) if not _NEGATED.search(s) and not _glosses(s, rec)]
             for value, error in sorted(refused.items()):
                 pattern = re.compile(rf"(?<![\w/.-]){re.escape(value)}(?![\w/-])", re.IGNORECASE)
-                if any(pattern.search(s) and not _NEGATED.search(s) for p in places for s in _sentences(p)):
+                if any(pattern.search(s) for s in sentences):
                     out.append(f"states {value!r} as a value of {tool}.{name}, which the server refused in this run "
                                f"({_clip(error, ERROR_CHARS)})")
         return out
@@ -328,6 +331,13 @@ def _short(value: str) -> bool:
 def _teachable(value: str) -> bool:
     """A refused value a text could state: a short value with a letter or digit, not one character alone."""
     return _short(value) and len(value.strip()) > 1 and bool(re.search(r"\w", value))
+
+
+def _glosses(sentence: str, rec: ParameterRecord) -> bool:
+    """Whether a sentence names a value the server accepted or showed for the parameter."""
+    good = {v for v in rec.accepted if _teachable(v)} | {v for shown in rec.shown.values() for v in shown
+                                                          if _teachable(v)}
+    return any(re.search(rf"(?<![\w/.-]){re.escape(v)}(?![\w/-])", sentence) for v in good)
 
 
 def _names(sentence: str, parameter: str) -> bool:
