@@ -57,7 +57,7 @@ class Server:
 def servers() -> list[Server]:
     """The bundled examples, then every published server folder with a launcher (serve.py) and tasks."""
     found = [Server(name, ROOT / "examples" / name / "server.py", ROOT / "examples" / name / "tasks")
-             for name in ("support", "workspace", "payroll")]
+             for name in ("support", "workspace", "payroll", "freight")]
     for folder in sorted((ROOT / "examples" / "published").glob("*/")):
         if (folder / "serve.py").exists() and (folder / "tasks").is_dir() and (folder / "README.md").exists():
             destructive = "--allow-destructive" in readme_command(folder / "README.md")
@@ -98,6 +98,7 @@ def measure(server: Server, runs: Path, *, isolate: bool = False,
                                              "ratio": round(tokens["winner"] / max(1, tokens["baseline"]), 2)},
             "gate": "PASSED" if summary["gate"]["passed"] else "FAILED", "wall_s": round(wall, 1),
             "changed_tools": len(review.changes), "stop_reason": summary["stop_reason"],
+            "rounds": f"{len(summary['rounds'])} ({summary['stop']['rule']})",
             "changed_state": summary["state"]["changed"], "episodes_run": summary["episodes"]["run"],
             "text_findings_added": added_text_problems(review.catalog, review.winner)}
 
@@ -109,17 +110,18 @@ def _cell(side: dict[str, Any]) -> str:
 def markdown(rows: list[dict[str, Any]]) -> str:
     readers = [f"{m} held-out top 1 | {m} top 5" for m in OFFLINE_MODELS]
     lines = ["| server | tasks (train/held-out) | " + " | ".join(readers) + " | definition tokens | tools changed | "
-             "text findings added | gate | wall s |", "|---" * (2 * len(OFFLINE_MODELS) + 7) + "|"]
+             "text findings added | rounds (stop) | gate | wall s |", "|---" * (2 * len(OFFLINE_MODELS) + 8) + "|"]
     for row in rows:
         if "skipped" in row:
-            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (2 * len(OFFLINE_MODELS) + 5))
+            lines.append(f"| {row['server']} | skipped: {row['skipped']} |" + " |" * (2 * len(OFFLINE_MODELS) + 6))
             continue
         cells = [f"{_cell(row[key][m]['baseline'])} → {_cell(row[key][m]['winner'])}"
                  for m in OFFLINE_MODELS for key in ("heldout", "recall_at_5")]
         t = row["tokens"]
         lines.append(f"| {row['server']} | {row['splits']['train']}/{row['splits']['heldout']} | "
                      f"{' | '.join(cells)} | {t['baseline']:,} → {t['winner']:,} ({t['ratio']:.2f}×) | "
-                     f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['gate']} | {row['wall_s']} |")
+                     f"{row['changed_tools']} | {len(row['text_findings_added'])} | {row['rounds']} | {row['gate']} | "
+                     f"{row['wall_s']} |")
     return "\n".join(lines)
 
 

@@ -195,6 +195,9 @@ EXAMPLE_CASES = {
                   "get", {"id": "DOC-101"}, "Deploy runbook"),
     "payroll": ({"get_employee", "file_expense", "submit_expense", "request_leave"},
                 "get_employee", {"id": "E-00042"}, "Tomás Ortega"),
+    "freight": ({"find_port", "quote_rate", "get_shipment", "get_free_time"},
+                "quote_rate", {"origin": "DEHAM", "destination": "SGSIN", "container": "45R1", "service": "EXP"},
+                '"rate_eur": 4037'),
 }
 
 
