@@ -63,8 +63,29 @@ def test_readme_first_command_replays_the_payroll_recording(run_cli: Cli, tmp_pa
         assert summary["winner"]["heldout"][model]["failed_calls_per_task"] == 0
     report = (tmp_path / "replay" / "report.md").read_text(encoding="utf-8")
     assert "**REPLAY —" in report and "would have cost" in report
+    assert summary["rounds_setting"] == "auto" and summary["stop"]["rule"] == "nothing-refused"
+    assert summary["refused_left"] == {}  # learned whole: no refused call left that a later round could have seen
     html = (tmp_path / "replay" / "report.html").read_text(encoding="utf-8")
     assert "REPLAY —" in html and "per held-out task (baseline → winner): calls 1 → 1, failed calls 0.9 → 0" in html
+
+
+def test_the_freight_recording_replays_its_rounds_probes_and_stop(run_cli: Cli, tmp_path: Path) -> None:
+    """A server whose errors name no argument, learned under the default --rounds auto: the probes of refused calls
+    are made again on replay (the server answers as it did), and the rounds stop on a rule the summary names."""
+    freight = ROOT / "examples/freight"
+    recording = freight / "recorded/optimize"
+    result = run_cli("--server", f"{sys.executable} {freight / 'server.py'}", "--tasks", str(freight / "tasks"),
+                     "--replay", str(recording), *README_FLAGS, "--runs-dir", str(tmp_path), "--run-id", "replay",
+                     script="optimize", env=NO_API)
+    assert result.returncode == 0, void_message(result)
+    summary = json.loads((tmp_path / "replay" / "summary.json").read_text(encoding="utf-8"))
+    recorded = outcome(recording)
+    assert summary["winner"]["candidate"] == recorded["winner"]["candidate"]
+    assert summary["stop"] == recorded["stop"] and summary["refused_left"] == {}
+    probes = [p for r in summary["rounds"] for p in r["probes"]]
+    assert probes == [p for r in recorded["rounds"] for p in r["probes"]] and probes
+    model = summary["models"][0]
+    assert summary["winner"]["heldout"][model]["passed"] > summary["baseline"]["heldout"][model]["passed"]
 
 
 @pytest.mark.parametrize("definitions", ["original", "reference"])
