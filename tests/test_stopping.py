@@ -73,3 +73,19 @@ def test_probes_take_refused_calls_to_read_only_tools_only_unless_destructive_ca
     assert refused_calls(catalog, [failed], done, allow_destructive=False) == []  # probed before: never again
     passed = EpisodeSeen("t2", "m", "p", True, ("get_flow",), (), ("get_flow",), calls, "", "")
     assert refused_calls(catalog, [passed], [], allow_destructive=False) == []  # only failed episodes' calls
+
+
+def test_rounds_take_a_number_or_auto() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from optimizer.optimize import OptimizeConfig
+
+    def rounds(value: Any) -> Any:
+        return OptimizeConfig(server="s", tasks="t", models=("m",), rounds=value).rounds
+
+    assert rounds("auto") == "auto" and rounds("3") == 3 and rounds(2) == 2
+    assert OptimizeConfig(server="s", tasks="t", models=("m",)).rounds == "auto"  # the default
+    for bad in ("0", "1.5", "lots", -1):
+        with pytest.raises(ValidationError, match="a whole number of rounds"):
+            rounds(bad)

@@ -82,9 +82,9 @@ class OptimizeConfig(EvalConfig):
         try:
             number = int(value)
         except (TypeError, ValueError):
-            raise ValueError(f"--rounds takes a number or auto, not {value!r}") from None
+            raise ValueError("a whole number of rounds (1 or more), or auto") from None
         if number < 1 or str(number) != str(value).strip():
-            raise ValueError(f"--rounds takes a whole number of at least 1, or auto, not {value!r}")
+            raise ValueError("a whole number of rounds (1 or more), or auto")
         return number
 
     def roles(self) -> dict[str, Any]:
