@@ -79,17 +79,6 @@ class Ledger:
     def record(self, tool: str, parameter: str) -> ParameterRecord:
         return self.tools.setdefault(tool, {}).setdefault(parameter, ParameterRecord())
 
-    def refused_calls(self) -> dict[str, dict[str, int]]:
-        """tool -> parameter ("?" when unsettled) -> refused values (or calls): for the stop report."""
-        out: dict[str, dict[str, int]] = {}
-        for tool, params in self.tools.items():
-            for name, rec in params.items():
-                if rec.refused_only():
-                    out.setdefault(tool, {})[name] = len(rec.refused_only())
-        for tool, calls in self.unsettled.items():
-            out.setdefault(tool, {})["?"] = len(calls)
-        return out
-
     # --- what screening reads ---------------------------------------------------------------------------
 
     def grounded(self, answers: Iterable[str | None] = ()) -> list[str]:
@@ -218,14 +207,10 @@ def build_ledger(catalog: Catalog, episodes: Iterable[EpisodeSeen], probes: Sequ
                 _read_result(ledger, call, parameters, fields)
     for probe in probes:
         for name, value in probe.accepted.items():
-            rec = ledger.record(probe.tool, name)
-            rec.accepted[value_text(value)] += 1
-            rec.tasks.setdefault(value_text(value), set()).add("probe")
+            _accept(ledger, probe.tool, name, value, "probe")
         for call in probe.passed:
             _read_result(ledger, call, parameters, fields)
-            sets = ledger.passed.setdefault(probe.tool, [])
-            if call.arguments not in sets and len(sets) < PASSED_SETS:
-                sets.append(dict(call.arguments))
+            _keep_passed(ledger, probe.tool, call.arguments)
     return ledger
 
 
@@ -251,13 +236,9 @@ def shape(value: str) -> str:
 def _read_call(ledger: Ledger, task: str, call: CallSeen, probe: ProbeVerdict | None) -> None:
     assert call.tool is not None
     if not call.is_error:
-        sets = ledger.passed.setdefault(call.tool, [])
-        if call.arguments and call.arguments not in sets and len(sets) < PASSED_SETS:
-            sets.append(dict(call.arguments))
+        _keep_passed(ledger, call.tool, call.arguments)
         for name, value in call.arguments.items():
-            rec = ledger.record(call.tool, name)
-            rec.accepted[value_text(value)] += 1
-            rec.tasks.setdefault(value_text(value), set()).add(task)
+            _accept(ledger, call.tool, name, value, task)
         return
     refused = refused_arguments(call, probe)
     _, message = error_parts(call.result)
@@ -269,6 +250,19 @@ def _read_call(ledger: Ledger, task: str, call: CallSeen, probe: ProbeVerdict | 
     for name in refused:
         if name in call.arguments:
             ledger.record(call.tool, name).refused.setdefault(value_text(call.arguments[name]), message)
+
+
+def _accept(ledger: Ledger, tool: str, name: str, value: Any, task: str) -> None:
+    """A value the server took for a parameter, in a call of `task` ("probe" for a probe)."""
+    rec = ledger.record(tool, name)
+    rec.accepted[value_text(value)] += 1
+    rec.tasks.setdefault(value_text(value), set()).add(task)
+
+
+def _keep_passed(ledger: Ledger, tool: str, arguments: Mapping[str, Any]) -> None:
+    sets = ledger.passed.setdefault(tool, [])
+    if arguments and arguments not in sets and len(sets) < PASSED_SETS:
+        sets.append(dict(arguments))
 
 
 def _read_result(ledger: Ledger, call: CallSeen, parameters: Mapping[str, Sequence[str]],
