@@ -7,7 +7,8 @@
     .ci/cache/mcp1-venv   mcp<2 and mcp-server-sqlite (legacy mcp 1.x server tests, the sqlite test bed)
     .ci/cache/excel-venv  excel-mcp-server (the excel test bed)
     mcp-server-time       into the environment of the Python running pytest (it must sit next to sys.executable)
-    chromium              Debian's package through apt-get, when it is missing and we are root (report.html)
+    chromium, faketime    Debian's packages through apt-get, when missing and we are root (report.html is opened
+                          headless; the test bed's servers whose results carry the time run on a frozen clock)
 
 Each install checks first (a few file lookups when it is done: no subprocess) and says on stderr when it installs.
 One that cannot be made (no network, no npm, not root) fails nothing: its Outcome says why, and the session's
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -124,7 +127,7 @@ LABELS = {
     "mcp1-venv": "the mcp 1.x virtualenv (.ci/cache/mcp1-venv)",
     "excel-venv": "the excel virtualenv (.ci/cache/excel-venv)",
     "time": "mcp-server-time",
-    "chromium": "chromium",
+    "chromium": "chromium and faketime (Debian)",
 }
 MENTIONS = {  # words of a skip reason that name the install (npm is matched last: "node" is in many reasons)
     "npm": ("node_modules", "@modelcontextprotocol/", "@cyanheads/", "mcp-server-everything", "mcp-server-filesystem",
@@ -133,7 +136,7 @@ MENTIONS = {  # words of a skip reason that name the install (npm is matched las
     "mcp1-venv": ("mcp1-venv", "mcp 1.x", "mcp-server-sqlite", "the sqlite server"),
     "excel-venv": ("excel-venv", "excel-mcp-server", "the excel server"),
     "time": ("mcp-server-time", "the time server"),
-    "chromium": ("chromium",),
+    "chromium": ("chromium", "faketime"),
 }
 
 
@@ -160,6 +163,25 @@ def _venv_has(venv: Path, program: str, dists: Iterable[str]) -> bool:
     return all(any(venv.glob(f"lib/python*/site-packages/{dist}.dist-info")) for dist in dists)
 
 
+@functools.cache
+def _faketime_libraries() -> tuple[str, ...]:
+    """Where the test bed's launchers look for libfaketime (examples/published/launch.py says, for one place)."""
+    spec = importlib.util.spec_from_file_location("testbed_launch", REPO / "examples" / "published" / "launch.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return tuple(module.FAKETIME_LIBRARIES)
+
+
+DEBIAN = {"chromium": lambda: shutil.which("chromium") is not None,
+          "faketime": lambda: any(Path(p).is_file() for p in _faketime_libraries())}
+"""Debian packages the tests use, each with its check."""
+
+
+def _debian_missing() -> list[str]:
+    return [package for package, present in DEBIAN.items() if not present()]
+
+
 def _time_server_done() -> bool:
     package, pin = TIME_SERVER
     try:
@@ -170,7 +192,7 @@ def _time_server_done() -> bool:
 
 
 DONE: dict[str, Callable[[], bool]] = {
-    "chromium": lambda: shutil.which("chromium") is not None,
+    "chromium": lambda: not _debian_missing(),
     "time": _time_server_done,
     "mcp1-venv": lambda: _venv_has(MCP1_VENV, "mcp-server-sqlite", ("mcp-1.*", "mcp_server_sqlite-2025.4.25")),
     "excel-venv": lambda: _venv_has(EXCEL_VENV, EXCEL_SERVER[0],
@@ -263,16 +285,18 @@ def time_server() -> Outcome:
 
 
 def chromium() -> Outcome:
-    """Debian's chromium (report.html is opened headless), through apt-get, when missing and we may install it."""
+    """Debian's chromium (report.html is opened headless) and faketime (the test bed's frozen clock), through apt-get
+    in one call, when missing and we may install them."""
     if DONE["chromium"]():
         return _outcome("chromium", "present")
+    wanted = _debian_missing() or list(DEBIAN)
     if shutil.which("apt-get") is None:
-        return _outcome("chromium", "cannot", "no apt-get: install Chromium the way your system does")
+        return _outcome("chromium", "cannot", f"no apt-get: install {' and '.join(wanted)} the way your system does")
     if os.geteuid() != 0:
-        return _outcome("chromium", "cannot", "not root: sudo apt-get install chromium")
+        return _outcome("chromium", "cannot", f"not root: sudo apt-get install {' '.join(wanted)}")
 
     def make() -> None:
-        apt = ["apt-get", "install", "-y", "-q", "chromium"]
+        apt = ["apt-get", "install", "-y", "-q", *wanted]
         env = {"DEBIAN_FRONTEND": "noninteractive"}
         try:
             _run(apt, env=env)
@@ -280,7 +304,8 @@ def chromium() -> Outcome:
             _run(["apt-get", "update", "-q"], env=env)
             _run(apt, env=env)
 
-    return _install("chromium", "Debian's chromium (apt-get) for the report.html browser test", make)
+    return _install("chromium", f"Debian's {' and '.join(wanted)} (apt-get) for the report.html browser test and "
+                    "the test bed's frozen clock", make)
 
 
 INSTALLS: tuple[Callable[[], Outcome], ...] = (chromium, time_server, mcp1_venv, excel_venv, npm_servers)

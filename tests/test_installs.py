@@ -22,7 +22,8 @@ def test_chromium_is_not_tried_without_root(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(installs, "_run", lambda *a, **k: pytest.fail("apt-get ran without root"))
     outcome = installs.chromium()
     assert (outcome.status, outcome.missing) == ("cannot", True)
-    assert outcome.describe() == "chromium is not installed and cannot be (not root: sudo apt-get install chromium)"
+    assert outcome.describe() == ("chromium and faketime (Debian) is not installed and cannot be (not root: sudo "
+                                  "apt-get install chromium faketime)")
 
 
 def test_an_install_that_is_done_is_not_made_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -65,7 +66,7 @@ REASONS = [  # node id, skip reason: what the tests say today
 def test_the_summary_puts_each_skip_under_its_install() -> None:
     failed = [o for o in outcomes("failed", "offline") if o.name != "chromium"]
     lines = installs.summary_lines([installs._outcome("chromium", "cannot", "not root"), *failed], REASONS)
-    assert lines[0] == ("skipped 2 tests: chromium is not installed and cannot be (not root): "
+    assert lines[0] == ("skipped 2 tests: chromium and faketime (Debian) is not installed and cannot be (not root): "
                         "tests/test_report_html.py")
     assert lines[1:] == [
         "skipped 2 tests: mcp-server-time is not installed: installing it failed (offline): "

@@ -2,13 +2,12 @@
 
     python examples/published/excel/serve.py
 
-Each process builds the fixture (`fixture.py`) into a new directory `<tmp>/mcp-excel-XXXX/workbooks` and runs
-`excel-mcp-server stdio --allow-dir <that directory>`, so the server may open files there only and relative paths
-(`sales-q1-2026.xlsx`) start there; stdin/stdout are passed through and the directory is removed when the server
-exits, so parallel instances and the write tools never share or dirty data. The server binary is, in order:
-$OPTIMIZER_EXCEL_SERVER, `excel-mcp-server` on PATH, next to this Python, or in <repo>/.ci/cache/excel-venv/bin/
-(what .ci/run makes). Missing, it prints how to install it and exits 2.
-"""
+Each process builds the fixture (`fixture.py`) into `/tmp/optimizer-testbed/mcp-excel/workbooks`
+(`launch.serve_on_fixture`) and runs `excel-mcp-server stdio --allow-dir <that directory>`, so the server may open
+files there only and relative paths (`sales-q1-2026.xlsx`) start there; stdin/stdout are passed through and the
+directory is removed when the server exits, so parallel instances and the write tools never share or dirty data. The
+server binary is, in order: $OPTIMIZER_EXCEL_SERVER, `excel-mcp-server` on PATH, next to this Python, or in
+<repo>/.ci/cache/excel-venv/bin/ (what .ci/run makes). Missing, it prints how to install it and exits 2."""
 
 from __future__ import annotations
 
@@ -19,13 +18,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 from fixture import build  # noqa: E402
-from launch import REPO, missing, python_server, serve_on_fixture  # noqa: E402
+from launch import REPO, fixed_clock, missing, python_server, serve_on_fixture  # noqa: E402
 
 BINARY = "excel-mcp-server"
 VERSION = "2.2.2"
 ENV_VAR = "OPTIMIZER_EXCEL_SERVER"
 VENV_BIN = REPO / ".ci" / "cache" / "excel-venv" / "bin"
 FOLDER = "workbooks"
+SEEDED = Path(__file__).resolve().parent / "seeded"
 INSTALL = (f"{BINARY} not found: python -m venv .ci/cache/excel-venv && "
            f".ci/cache/excel-venv/bin/pip install {BINARY}=={VERSION} (or set {ENV_VAR} to its path)")
 # Settings the server reads from the environment; a caller's value would change its tool list or its limits.
@@ -46,10 +46,11 @@ def main() -> int:
     for key in SERVER_SETTINGS:
         os.environ.pop(key, None)
 
-    def start(scratch: Path) -> tuple[list[str], None, Path]:
+    def start(scratch: Path) -> tuple[list[str], dict[str, str], Path]:
         folder = scratch / FOLDER
         build(folder)
-        return [binary, "stdio", "--allow-dir", str(folder)], None, folder
+        # what it saves carries the time and random ids: a frozen clock, and ids from a seed (seeded/sitecustomize.py)
+        return [binary, "stdio", "--allow-dir", str(folder)], {**fixed_clock(), "PYTHONPATH": str(SEEDED)}, folder
 
     return serve_on_fixture("mcp-excel-", start)
 

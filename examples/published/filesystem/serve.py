@@ -1,12 +1,11 @@
 """Run `@modelcontextprotocol/server-filesystem` over stdio on a fresh copy of the fixture.
 
-Each start builds the project tree into a new directory `<tmp>/mcp-filesystem-XXXX/fernway`, starts
-the server with that directory as its only allowed root and as its working directory, passes
-stdin/stdout through, and removes the directory when the server exits. Parallel instances never share
-files, and the write tools only ever touch their own copy. The server is found as
-`node $OPTIMIZER_NPM_PREFIX/node_modules/.bin/mcp-server-filesystem` (default prefix:
-`<repo>/.ci/cache/npm`); without it the launcher says how to install it and exits with status 2.
-"""
+Each start builds the project tree into `/tmp/optimizer-testbed/mcp-filesystem/fernway` (`launch.serve_on_fixture`),
+starts the server with that directory as its only allowed root and as its working directory, passes stdin/stdout
+through, and removes the directory when the server exits. Parallel instances never share files, and the write tools
+only ever touch their own copy. The server is found as `node
+$OPTIMIZER_NPM_PREFIX/node_modules/.bin/mcp-server-filesystem` (default prefix: `<repo>/.ci/cache/npm`); without it
+the launcher says how to install it and exits with status 2."""
 
 from __future__ import annotations
 

@@ -2,12 +2,11 @@
 
     python examples/published/memory/serve.py
 
-Each process builds the fixture (`fixture.py`) into a new temporary directory, points the server at it
-through MEMORY_FILE_PATH and passes its own stdin/stdout to the server, so parallel instances and the
-write tools never share or dirty data. The directory is removed when the server exits. The server is
-found at `$OPTIMIZER_NPM_PREFIX/node_modules/.bin/mcp-server-memory` (default prefix: `<repo>/.ci/cache/npm`);
-when it or `node` is missing, one line on stderr says how to install it and the exit status is 2.
-"""
+Each process builds the fixture (`fixture.py`) into its own directory (`launch.serve_on_fixture`), points the server
+at it through MEMORY_FILE_PATH and passes its own stdin/stdout to the server, so parallel instances and the write
+tools never share or dirty data. The directory is removed when the server exits. The server is found at
+`$OPTIMIZER_NPM_PREFIX/node_modules/.bin/mcp-server-memory` (default prefix: `<repo>/.ci/cache/npm`); when it or
+`node` is missing, one line on stderr says how to install it and the exit status is 2."""
 
 from __future__ import annotations
 

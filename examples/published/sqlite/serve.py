@@ -2,12 +2,11 @@
 
     python examples/published/sqlite/serve.py
 
-Each process builds its own database (fixture.py) in a new temporary directory, runs the server on it with this
-process's stdin and stdout, and deletes the directory when the server exits, so parallel instances and write tools
-never share or dirty data. The server binary is, in order: $OPTIMIZER_SQLITE_SERVER, `mcp-server-sqlite` on PATH,
-next to this Python, or in <repo>/.ci/cache/mcp1-venv/bin/ (the package pins mcp<2, so it lives in a virtual
-environment of its own). Missing, it prints how to install it and exits 2.
-"""
+Each process builds its own database (fixture.py) in its own directory (`launch.serve_on_fixture`), runs the server
+on it with this process's stdin and stdout, and deletes the directory when the server exits, so parallel instances
+and write tools never share or dirty data. The server binary is, in order: $OPTIMIZER_SQLITE_SERVER,
+`mcp-server-sqlite` on PATH, next to this Python, or in <repo>/.ci/cache/mcp1-venv/bin/ (the package pins mcp<2, so
+it lives in a virtual environment of its own). Missing, it prints how to install it and exits 2."""
 
 from __future__ import annotations
 
