@@ -21,7 +21,7 @@ from optimizer.gate import change_text, power_text, underpowered_note
 from optimizer.models import banners, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
-from optimizer.optimize.report_learning import refused_text
+from optimizer.optimize.report_learning import refused_text, shipped_lines
 from optimizer.text import points
 
 CHOICE_OPTIONS = [
@@ -101,6 +101,8 @@ def print_summary(console: Console, data: dict[str, Any]) -> None:
     console.print(f"rounds: {len(data['rounds'])} (--rounds {data['rounds_setting']}); stopped: "
                   f"{escape(data['stop_reason'])}; refused calls left: {escape(refused_text(data['refused_left']))}",
                   soft_wrap=True)
+    for line in shipped_lines(data):
+        console.print(f"[bold]{escape(line)}[/]", soft_wrap=True)
     if data["state"]["note"]:
         console.print(f"state: {escape(data['state']['note'])}", soft_wrap=True)
     run_dir = data["run_dir"]

@@ -42,6 +42,7 @@ from optimizer.optimize.rounds import (
     select_smaller,
 )
 from optimizer.optimize.screening import Screen, accepted_of
+from optimizer.optimize.shipping import to_ship
 from optimizer.optimize.stopping import Spending, after_round, before_round, nothing_refused
 from optimizer.propose import ProposerError, load_proposer
 from optimizer.propose.base import Evidence, Proposer
@@ -137,7 +138,8 @@ async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:
               (rescored * len(train) + (1 + min(config.heldout_candidates - 1, rescored)) * len(heldout)) * per_task)
     candidates = await heldout_candidates(run, front, best, train, heldout)
     return Outcome(run, config, baseline, best, before, after, passed, verdicts, rounds, stop.text,
-                   dict(run.episodes), alone, candidates, stop=stop, refused_left=left)
+                   dict(run.episodes), alone, candidates, stop=stop, refused_left=left,
+                   shipped=to_ship(baseline, best, before, after, run.model_ids))
 
 
 async def one_round(run: OptimizeRun, proposer: Proposer, screen: Screen, log: RoundLog, baseline: Scored,

@@ -162,6 +162,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
            if any(isinstance(m, ToolRanker) for m in run.models) else {}),
         **({"alone": {"baseline": split_table(outcome.alone[0], models),
                       "winner": split_table(outcome.alone[1], models)}} if outcome.alone else {}),
+        "shipped": _shipped(outcome),
         "stop_reason": outcome.stop_reason,
         "stop": outcome.stop.to_json() if outcome.stop else {"rule": "?", "text": outcome.stop_reason},
         "rounds_setting": config.rounds,
@@ -173,16 +174,26 @@ def summary(outcome: Outcome) -> dict[str, Any]:
     }
 
 
+def _shipped(outcome: Outcome) -> dict[str, Any]:
+    """What the overlay and the patch hold: {candidate, reason (why not the winner, or null), nothing_to_fix (the
+    server's own definitions passed every train task without a failed call, so no round ran)}."""
+    shipped = outcome.shipped.scored if outcome.shipped else outcome.winner
+    return {"candidate": shipped.candidate.key, "reason": outcome.shipped.reason if outcome.shipped else None,
+            "nothing_to_fix": outcome.stop is not None and outcome.stop.rule == "perfect" and not outcome.rounds}
+
+
 def write_outputs(outcome: Outcome) -> dict[str, Any]:
-    """Write overlay.json, winning.patch, winner.lock.json (the winner's definitions pinned, for `optimizer serve
-    --pin` and `lint --against`), summary.json, report.md and report.html; return the summary."""
+    """Write overlay.json, winning.patch and winner.lock.json (its definitions pinned, for `optimizer serve --pin` and
+    `lint --against`) of what ships (`shipping.py`: the winner, or the server's own definitions when the winner only
+    adds tokens), summary.json, report.md and report.html; return the summary."""
     run = outcome.run
     directory = run.store.dir
-    save_overlay(directory / "overlay.json", outcome.winner.candidate)
-    patch = definitions_diff(run.catalog, outcome.winner.candidate)
+    shipped = outcome.shipped.scored if outcome.shipped else outcome.winner
+    save_overlay(directory / "overlay.json", shipped.candidate)
+    patch = definitions_diff(run.catalog, shipped.candidate)
     atomic_write(directory / "winning.patch", patch)
     write_lock(directory / "winner.lock.json",
-               Catalog(run.catalog.server_name, apply(run.catalog, outcome.winner.candidate).tools))
+               Catalog(run.catalog.server_name, apply(run.catalog, shipped.candidate).tools))
     data = summary(outcome)
     data["source_patch"] = _source_patch(outcome)
     data["report_html"] = str(directory / "report.html")

@@ -15,6 +15,17 @@ def refused_text(left: Mapping[str, Mapping[str, int]]) -> str:
     return ", ".join(parts) or "none"
 
 
+def shipped_lines(data: Mapping[str, Any]) -> list[str]:
+    """What the terminal and report.md say of what ships, when it is not simply the winner."""
+    shipped = data.get("shipped") or {}
+    if shipped.get("nothing_to_fix"):
+        return ["nothing to fix: the server's own definitions passed every train task without a failed call, so no "
+                "round ran; `--goal shrink` looks for the same from fewer definition tokens"]
+    if shipped.get("reason"):
+        return [f"shipped: the server's own definitions — {shipped['reason']}"]
+    return []
+
+
 def learning_section(data: Mapping[str, Any]) -> list[str]:
     stop = data.get("stop") or {}
     rounds = data.get("rounds") or []

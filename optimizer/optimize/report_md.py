@@ -10,8 +10,9 @@ from optimizer.efficiency import KEYS, cost_change
 from optimizer.evaluate import first_tool_confusion
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.models import banners
-from optimizer.optimize.report_learning import learning_section
+from optimizer.optimize.report_learning import learning_section, shipped_lines
 from optimizer.optimize.rounds import Outcome
+from optimizer.patch import definitions_diff
 from optimizer.text import points
 
 
@@ -22,6 +23,7 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
     lines += [f"Server: `{data['server']}` · models: {', '.join(data['models'])} · proposer: {data['proposer']}",
               f"Tasks: {data['splits'].get('train', 0)} train, {data['splits'].get('heldout', 0)} held-out · "
               f"goal: {data.get('goal', 'accuracy')} · stopped: {data['stop_reason']}", ""]
+    lines += [f"**{line}**\n" for line in shipped_lines(data)]
     lines += [data["state"]["note"], ""] if data["state"]["note"] else []
     lines += _accuracy_section(data) + _readers_section(data) + _context_section(data) + _search_section(data)
     lines += _gate_section(data)
@@ -35,6 +37,9 @@ def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:
               f" (estimated; {_saved(data['definition_tokens'])}). Namespace: {data['winner']['namespace']}.", ""]
     lines += _tokens_section(data)
     lines += ["```diff", patch.rstrip("\n") or "(no changes)", "```", ""]
+    if data.get("shipped", {}).get("reason"):
+        lines += ["The best candidate, which did not ship (see above):", "", "```diff",
+                  definitions_diff(outcome.run.catalog, outcome.winner.candidate).rstrip("\n"), "```", ""]
     if data.get("source_patch"):
         sp = data["source_patch"]
         lines += [f"Source patch: `source.patch` changes {', '.join(sp['changed']) or 'nothing'}; "

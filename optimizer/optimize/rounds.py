@@ -114,6 +114,8 @@ class Outcome:
     """Why the rounds stopped (`stop_reason` is its text)."""
     refused_left: dict[str, dict[str, int]] = field(default_factory=dict)
     """Refused calls left in the winner's failed train episodes, by tool and parameter ("?": not settled)."""
+    shipped: Any = None
+    """What ships (`shipping.Shipped`): the winner, or the baseline with why."""
 
 
 FAILED_CALL_COST = 0.1
