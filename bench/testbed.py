@@ -7,6 +7,11 @@ wall time. The test-bed table of docs/figures.md is this script's output (`--wri
 with --goal shrink, the shrink table).
 
     python bench/testbed.py [--only NAME,…] [--goal accuracy|shrink] [--json] [--write docs/figures.md]
+    python bench/testbed.py --replay [--only published/NAME,…] [--json] [--write docs/figures.md]
+
+With --replay it runs no offline reader: it replays the published servers' real-model recordings instead
+(`testbed_real.py`: held-out, clean first calls, failed calls, tokens, the gate, what ships, the shrink, the cost,
+and held-out in whole conversations where recorded; the "test bed under a real model" table).
 
 Each row runs the same command README gives for that server (default settings, seed 0), in-process. Readers
 measure findability, not agent accuracy (bench/calibration.py gives their agreement with a real model). They call
@@ -132,12 +137,14 @@ def bench_arguments(doc: str, *, goal: bool = False, figures: bool = False) -> t
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--only", default="", help="comma-separated server names (e.g. support,published/time)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--replay", action="store_true", help="replay the published servers' real-model recordings")
     if goal:
         parser.add_argument("--goal", choices=("accuracy", "shrink"), default="accuracy", help="optimize's --goal")
     if figures:
         add_write_option(parser)
     args = parser.parse_args()
     _GOAL[0] = getattr(args, "goal", "accuracy")
+    _REPLAY[0] = bool(args.replay)
     _WRITE[0] = getattr(args, "write", None)
     wanted = {n.strip() for n in args.only.split(",") if n.strip()}
     refuse_only(parser, _WRITE[0], wanted)
@@ -145,6 +152,7 @@ def bench_arguments(doc: str, *, goal: bool = False, figures: bool = False) -> t
 
 
 _GOAL = ["accuracy"]
+_REPLAY = [False]
 _WRITE: list[Path | None] = [None]
 
 
@@ -158,6 +166,9 @@ def chosen_write() -> Path | None:
 
 def main() -> None:
     wanted, as_json = bench_arguments(__doc__, goal=True, figures=True)
+    if _REPLAY[0]:
+        replayed(wanted, as_json)
+        return
     chosen = [s for s in servers() if not wanted or s.name in wanted]
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(server, Path(tmp), goal=chosen_goal()) for server in chosen]
@@ -170,6 +181,19 @@ def main() -> None:
     print()
     for row in rows:
         print(f"- {row['server']}: {row['command']}")
+
+
+def replayed(wanted: set[str], as_json: bool) -> None:
+    """--replay: the published servers under a real model, from their recordings (testbed_real.py)."""
+    from testbed_real import markdown as real_markdown
+    from testbed_real import replay_all
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = replay_all(Path(tmp), wanted)
+    table = real_markdown(rows) + f"\n\n(measured {time.strftime('%Y-%m-%d')})"
+    write(chosen_write(), "testbed-real", table)
+    print(json.dumps(rows, indent=2) if as_json else "REPLAY of real-model recordings (first-call agent; every "
+          "answer written by a Claude model)\n\n" + table)
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ async def learn(run: Harness[OptimizeConfig], best: list[StoredEpisode], number:
 def refused_left(run: Harness[OptimizeConfig], best: list[StoredEpisode], verdicts: list[ProbeVerdict]
                  ) -> dict[str, dict[str, int]]:
     """Refused calls in the best candidate's failed train episodes, by tool and parameter ("?": not settled)."""
-    return refused_in(train_seen(best, _tasks(run)), verdicts)
+    return refused_in(train_seen(best, _tasks(run)), verdicts, run.catalog)
 
 
 def _tasks(run: Harness[OptimizeConfig]) -> dict[str, Any]:

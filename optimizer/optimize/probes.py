@@ -95,7 +95,7 @@ def refused_calls(catalog: Catalog, episodes: Sequence[EpisodeSeen], done: Seque
             if call.tool not in catalog.names or not probeable(catalog.get(call.tool),
                                                                allow_destructive=allow_destructive):
                 continue
-            named = refused_arguments(call)
+            named = refused_arguments(call, parameters=list(catalog.get(call.tool).properties))
             if named == [] or (named is not None and len(call.arguments) == 1):
                 continue  # not refused, or refused for its one argument: nothing a probe could add
             out.setdefault((call.tool, _key(call.arguments)),
@@ -148,7 +148,7 @@ async def _probe_one(call: CallTool, tool: ToolDef, ledger: Ledger, probe: Probe
                 elif _about(outcome.text, arguments[name], probe.error):
                     probe.refused[name] = arguments[name]
         return len(probe.calls)
-    named = refused_arguments(CallSeen(tool.name, tool.name, arguments, True, probe.error))
+    named = refused_arguments(CallSeen(tool.name, tool.name, arguments, True, probe.error), None, list(tool.properties))
     for name in [n for n in others if named is None or n in named]:
         if len(probe.calls) >= budget:
             break
@@ -160,7 +160,8 @@ async def _probe_one(call: CallTool, tool: ToolDef, ledger: Ledger, probe: Probe
             break
         if error_parts(outcome.text)[1] != probe.error:  # it passed the check that refused the call: the next says
             probe.refused[name] = arguments[name]
-            after = refused_arguments(CallSeen(tool.name, tool.name, swapped, True, outcome.text)) or []
+            after = refused_arguments(CallSeen(tool.name, tool.name, swapped, True, outcome.text), None,
+                                      list(tool.properties)) or []
             probe.refused.update({k: arguments[k] for k in after if k != name})
             break
     return len(probe.calls)

@@ -202,7 +202,8 @@ def build_ledger(catalog: Catalog, episodes: Iterable[EpisodeSeen], probes: Sequ
             if call.tool is None or call.tool not in parameters:
                 continue
             ledger.calls += 1
-            _read_call(ledger, episode.task_id, call, settled.get(_call_key(call.tool, call.arguments)))
+            _read_call(ledger, episode.task_id, call, settled.get(_call_key(call.tool, call.arguments)),
+                       parameters[call.tool])
             if not call.is_error:
                 _read_result(ledger, call, parameters, fields)
     for probe in probes:
@@ -233,14 +234,15 @@ def shape(value: str) -> str:
     return re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", re.sub(r"\d", "9", value)))
 
 
-def _read_call(ledger: Ledger, task: str, call: CallSeen, probe: ProbeVerdict | None) -> None:
+def _read_call(ledger: Ledger, task: str, call: CallSeen, probe: ProbeVerdict | None,
+               parameters: Sequence[str]) -> None:
     assert call.tool is not None
     if not call.is_error:
         _keep_passed(ledger, call.tool, call.arguments)
         for name, value in call.arguments.items():
             _accept(ledger, call.tool, name, value, task)
         return
-    refused = refused_arguments(call, probe)
+    refused = refused_arguments(call, probe, parameters)
     _, message = error_parts(call.result)
     if refused is None:
         entry = {"arguments": call.arguments, "error": message}
@@ -352,9 +354,12 @@ def _clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
 
 
-def refused_in(episodes: Iterable[EpisodeSeen], probes: Sequence[ProbeVerdict] = ()) -> dict[str, dict[str, int]]:
+def refused_in(episodes: Iterable[EpisodeSeen], probes: Sequence[ProbeVerdict] = (),
+               catalog: Catalog | None = None) -> dict[str, dict[str, int]]:
     """Refused calls of the FAILED episodes among these, by tool and the parameter refused ("?" when nothing settles
-    which): what a later round could still learn from the server."""
+    which): what a later round could still learn from the server. `catalog`: the tools' parameters, to read errors
+    about a parameter a call left out."""
+    parameters = {t.name: list(t.properties) for t in catalog.tools} if catalog is not None else {}
     settled = {_call_key(p.tool, p.arguments): p for p in probes}
     out: dict[str, dict[str, int]] = {}
     for episode in episodes:
@@ -363,7 +368,8 @@ def refused_in(episodes: Iterable[EpisodeSeen], probes: Sequence[ProbeVerdict] =
         for call in episode.calls:
             if call.tool is None:
                 continue
-            named = refused_arguments(call, settled.get(_call_key(call.tool, call.arguments)))
+            named = refused_arguments(call, settled.get(_call_key(call.tool, call.arguments)),
+                                      parameters.get(call.tool, ()))
             for name in ["?"] if named is None else named:
                 row = out.setdefault(call.tool, {})
                 row[name] = row.get(name, 0) + 1

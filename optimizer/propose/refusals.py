@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +56,11 @@ def blamed_argument(message: str, arguments: Mapping[str, Any]) -> str | None:
     return next(iter(arguments)) if len(arguments) == 1 and about_value else None
 
 
-def refused_arguments(call: CallSeen, probe: ProbeVerdict | None = None) -> list[str] | None:
+def refused_arguments(call: CallSeen, probe: ProbeVerdict | None = None,
+                      parameters: Collection[str] = ()) -> list[str] | None:
     """The arguments a refused call was refused for: a probe's verdict, else the one the error names or quotes, else
-    the only argument; None when nothing settles it, [] when the call was not refused."""
+    the only argument — unless the error names another of the tool's `parameters`, one the call left out (then it
+    is about that one); None when nothing settles it, [] when the call was not refused."""
     category, message = error_parts(call.result)
     if not call.is_error or category in NOT_REFUSALS:
         return []
@@ -71,7 +73,15 @@ def refused_arguments(call: CallSeen, probe: ProbeVerdict | None = None) -> list
     hits = [name for name, value in call.arguments.items() if value_text(value) in quoted]
     if len(hits) == 1:
         return hits
-    return list(call.arguments) if len(call.arguments) == 1 else None
+    if len(call.arguments) != 1 or _names_another(message, call.arguments, parameters):
+        return None
+    return list(call.arguments)
+
+
+def _names_another(message: str, arguments: Mapping[str, Any], parameters: Collection[str]) -> bool:
+    """Whether the message names, as a word, a parameter of the tool that the call did not send."""
+    said = set(re.findall(r"[A-Za-z_]\w*", message))
+    return any(name in said for name in parameters if name not in arguments)
 
 
 
