@@ -53,6 +53,36 @@ def command(name: str, folder: str) -> list[str]:
     return ["optimize", "--server", server, "--tasks", tasks, *RECORDED, *FLAGS[name], *goal, *replay]
 
 
+COMPARED = {"optimize": ("baseline", "winner", "candidates", "definition_tokens", "stop", "refused_left"),
+            "eval": ("results", "confusion")}
+"""What a replay must give as its recording's outcome.json holds it (a recording keeps the figures of the release
+that made it; later releases may add keys, never change these)."""
+
+
+def differences(replayed: Any, recorded: Any, where: str = "") -> list[str]:
+    """Where `replayed` differs from `recorded`, as dotted paths: every key `recorded` holds, lists item by item."""
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        return [d for key, value in recorded.items()
+                for d in differences(replayed.get(key, _MISSING), value, f"{where}.{key}".lstrip("."))]
+    if isinstance(recorded, list) and isinstance(replayed, list) and len(recorded) == len(replayed):
+        pairs = enumerate(zip(replayed, recorded, strict=True))
+        return [d for i, (a, b) in pairs for d in differences(a, b, f"{where}[{i}]")]
+    return [] if replayed == recorded else [f"{where}: recorded {recorded!r}, replayed {replayed!r}"[:300]]
+
+
+_MISSING = object()
+
+
+def disagreements(folder: str, replayed: dict[str, Any], recording: Path) -> list[str]:
+    """What of a replay's results (summary.json or eval.json) differs from its recording's outcome.json."""
+    outcome = json.loads((recording / "outcome.json").read_text(encoding="utf-8"))
+    keys = COMPARED["eval" if folder.startswith("eval-") else "optimize"]
+    found = [d for key in keys if key in outcome for d in differences(replayed.get(key), outcome[key], key)]
+    if "gate" in outcome and replayed["gate"]["passed"] != outcome["gate"]["passed"]:
+        found.append(f"gate.passed: recorded {outcome['gate']['passed']}, replayed {replayed['gate']['passed']}")
+    return found
+
+
 def run(argv: list[str], runs: Path, run_id: str) -> Path:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
     done = subprocess.run([*argv, "--runs-dir", str(runs), "--run-id", run_id], env=env, capture_output=True,
@@ -104,40 +134,59 @@ def costs(summary: dict[str, Any], all_episodes: list[StoredEpisode],
     return {"recorded": round(recorded, 2), "with_caching": round(recorded - saved, 2)}
 
 
+def replay(name: str, folder: str, runs: Path, row: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    """Replay one recording; its results (summary.json or eval.json), with what differs from the recording's outcome
+    added to row["disagreements"]."""
+    run_dir = run(command(name, folder), runs, f"{name}-{folder}")
+    results = json.loads((run_dir / ("eval.json" if folder.startswith("eval-") else "summary.json"))
+                         .read_text(encoding="utf-8"))
+    row.setdefault("disagreements", []).extend(
+        f"{folder}: {d}" for d in disagreements(folder, results, PUBLISHED / name / "recorded" / folder))
+    return run_dir, results
+
+
+def shipped_tokens(summary: dict[str, Any]) -> int:
+    tokens = summary["definition_tokens"]
+    return int(tokens["winner"] if summary["shipped"]["candidate"] == summary["winner"]["candidate"]
+               else tokens["baseline"])
+
+
+def shipped_label(summary: dict[str, Any]) -> str:
+    """What the run ships: nothing to fix (the baseline passed every train task), the server's own definitions (no
+    candidate did better, or the winner only added tokens), or the winner."""
+    if summary["shipped"]["nothing_to_fix"]:
+        return "nothing to fix"
+    return "own definitions" if summary["shipped"]["candidate"] == summary["baseline"]["candidate"] else "winner"
+
+
 def measure(name: str, runs: Path) -> dict[str, Any] | None:
     home = PUBLISHED / name / "recorded"
     if not (home / "optimize").is_dir():
         return None
     row: dict[str, Any] = {"server": f"published/{name}"}
-    run_dir = run(command(name, "optimize"), runs, f"{name}-optimize")
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    run_dir, summary = replay(name, "optimize", runs, row)
     found = episodes(run_dir)
-    shipped = summary["shipped"]["candidate"]
     row["before"] = heldout_of(found, summary["baseline"]["candidate"])
-    row["after"] = heldout_of(found, shipped)
-    row["tokens"] = (summary["definition_tokens"]["baseline"],
-                     summary["definition_tokens"]["winner"] if shipped == summary["winner"]["candidate"]
-                     else summary["definition_tokens"]["baseline"])
+    row["after"] = heldout_of(found, summary["shipped"]["candidate"])
+    row["tokens"] = (summary["definition_tokens"]["baseline"], shipped_tokens(summary))
     row["gate"] = "PASSED" if summary["gate"]["passed"] else "FAILED"
-    row["shipped"] = ("nothing to fix" if summary["shipped"]["nothing_to_fix"] else
-                      "own definitions" if summary["shipped"]["reason"] else "winner")
+    row["shipped"] = shipped_label(summary)
     row["rounds"] = f"{len(summary['rounds'])} ({summary['stop']['rule']})"
     tokens = {summary["baseline"]["candidate"]: summary["definition_tokens"]["baseline"],
               summary["winner"]["candidate"]: summary["definition_tokens"]["winner"]}
     tokens.update({c["id"]: c["tokens"] for c in summary.get("candidates", [])})
     row["cost"] = costs(summary, found, tokens)
     if (home / "optimize-shrink").is_dir():
-        shrink_dir = run(command(name, "optimize-shrink"), runs, f"{name}-shrink")
-        shrink = json.loads((shrink_dir / "summary.json").read_text(encoding="utf-8"))
-        was, now = (next(iter(shrink[side]["heldout"].values())) for side in ("baseline", "winner"))
-        row["shrink"] = {"tokens": (shrink["definition_tokens"]["baseline"], shrink["definition_tokens"]["winner"]),
+        shrink_dir, shrink = replay(name, "optimize-shrink", runs, row)
+        shrunk = episodes(shrink_dir)
+        was, now = (heldout_of(shrunk, shrink[side]["candidate"]) for side in ("baseline", "shipped"))
+        row["shrink"] = {"tokens": (shrink["definition_tokens"]["baseline"], shipped_tokens(shrink)),
                          "heldout": (was["passed"], now["passed"], now["n"]),
                          "gate": "PASSED" if shrink["gate"]["passed"] else "FAILED"}
     if (home / "eval-original").is_dir() and (home / "eval-winner").is_dir():
         row["conversations"] = {}
         for side in ("original", "winner"):
-            eval_dir = run(command(name, f"eval-{side}"), runs, f"{name}-eval-{side}")
-            data = json.loads((eval_dir / "eval.json").read_text(encoding="utf-8"))
+            eval_dir, data = replay(name, f"eval-{side}", runs, row)
             row["conversations"][side] = heldout_of(episodes(eval_dir), data["candidate"])
     return row
 
