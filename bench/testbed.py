@@ -190,7 +190,7 @@ def replayed(wanted: set[str], as_json: bool) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         rows = replay_all(Path(tmp), wanted)
-    table = real_markdown(rows) + f"\n\n(measured {time.strftime('%Y-%m-%d')})"
+    table = real_markdown(rows)
     disagreeing = [d for row in rows for d in row.get("disagreements", [])]
     if disagreeing:  # a replay that differs from its recording is no figure: say what differs, write nothing
         raise SystemExit("replays that differ from their recordings' outcome.json (re-record, docs/replay.md):\n  "
