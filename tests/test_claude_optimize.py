@@ -82,6 +82,9 @@ def test_optimize_with_claude_models_and_proposer(run: Cli, tmp_path: Path) -> N
     assert summary["winner"]["candidate"] != summary["baseline"]["candidate"]
     assert "Check the status of a refund already issued" in (shipped or report)  # the proposer's words reached it
     assert bool(shipped) == (summary["shipped"]["reason"] is None)  # a larger winner ships only for a held-out gain
+    held_back = tmp_path / "claude" / "candidate-overlay.json"
+    assert held_back.exists() == bool(summary["shipped"]["reason"])  # a held-back winner is kept to try by hand
+    assert summary["shipped"]["candidate_overlay"] == (str(held_back) if held_back.exists() else None)
     cost = summary["cost"]
     assert cost["usd"] > 0 and cost["proposer"]["model"] == "claude-opus-5-5" and cost["proposer"]["usd"] > 0
     assert set(cost["by_model"]) == {"claude-haiku-5-5", "claude-sonnet-5-5"}

@@ -174,12 +174,19 @@ def summary(outcome: Outcome) -> dict[str, Any]:
     }
 
 
+CANDIDATE_OVERLAY = "candidate-overlay.json"
+"""The winner's overlay when it does not ship (shipping.py), to evaluate or ship by hand."""
+
+
 def _shipped(outcome: Outcome) -> dict[str, Any]:
     """What the overlay and the patch hold: {candidate, reason (why not the winner, or null), nothing_to_fix (the
-    server's own definitions passed every train task without a failed call, so no round ran)}."""
+    server's own definitions passed every train task without a failed call, so no round ran), candidate_overlay
+    (the held-back winner's overlay file, or null)}."""
     shipped = outcome.shipped.scored if outcome.shipped else outcome.winner
+    held_back = shipped.candidate.key != outcome.winner.candidate.key
     return {"candidate": shipped.candidate.key, "reason": outcome.shipped.reason if outcome.shipped else None,
-            "nothing_to_fix": outcome.stop is not None and outcome.stop.rule == "perfect" and not outcome.rounds}
+            "nothing_to_fix": outcome.stop is not None and outcome.stop.rule == "perfect" and not outcome.rounds,
+            "candidate_overlay": str(outcome.run.store.dir / CANDIDATE_OVERLAY) if held_back else None}
 
 
 def write_outputs(outcome: Outcome) -> dict[str, Any]:
@@ -190,6 +197,8 @@ def write_outputs(outcome: Outcome) -> dict[str, Any]:
     directory = run.store.dir
     shipped = outcome.shipped.scored if outcome.shipped else outcome.winner
     save_overlay(directory / "overlay.json", shipped.candidate)
+    if shipped.candidate.key != outcome.winner.candidate.key:  # held back: kept to try, or to ship deliberately
+        save_overlay(directory / CANDIDATE_OVERLAY, outcome.winner.candidate)
     patch = definitions_diff(run.catalog, shipped.candidate)
     atomic_write(directory / "winning.patch", patch)
     write_lock(directory / "winner.lock.json",

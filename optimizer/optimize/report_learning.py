@@ -22,7 +22,9 @@ def shipped_lines(data: Mapping[str, Any]) -> list[str]:
         return ["nothing to fix: the server's own definitions passed every train task without a failed call, so no "
                 "round ran; `--goal shrink` looks for the same from fewer definition tokens"]
     if shipped.get("reason"):
-        return [f"shipped: the server's own definitions — {shipped['reason']}"]
+        kept = (f"; the candidate's overlay is {shipped['candidate_overlay']} (optimizer eval --overlay it, or ship "
+                "it by hand)") if shipped.get("candidate_overlay") else ""
+        return [f"shipped: the server's own definitions — {shipped['reason']}{kept}"]
     return []
 
 
