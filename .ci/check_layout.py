@@ -26,7 +26,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults",
      "optimizer.models.limits"),
     # 2: the core
-    ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.servers", "optimizer.budget",
+    ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.estimate", "optimizer.history",
+     "optimizer.servers", "optimizer.budget",
      "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.references",
      "optimizer.pool", "optimizer.search", "optimizer.gate", "optimizer.call_change", "optimizer.trial_owner",
      "optimizer.study_storage"),

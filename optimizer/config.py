@@ -7,9 +7,14 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RESUMABLE_CHANGES = frozenset({"max_usd", "max_connections", "prices", "openai_base_url", "record", "replay"})
+RESUMABLE_CHANGES = frozenset({"max_usd", "confirm_usd", "max_connections", "prices", "openai_base_url", "record",
+                               "replay"})
 """Settings a resumed run may change: they affect spending, speed and where answers are kept or come from, never
 what an episode is asked."""
+
+
+CONFIRM_USD = 10.0
+"""The default --confirm-usd."""
 
 
 class RunError(RuntimeError):
@@ -64,6 +69,9 @@ class EvalConfig(BaseModel):
                        "turnaround.")
     max_usd: float | None = Field(None, gt=0, description="Stop cleanly before spending more than this many US "
                                   "dollars; finished work is kept, and --resume RUN_ID --max-usd HIGHER continues.")
+    confirm_usd: float = Field(CONFIRM_USD, ge=0, description="Ask before a run whose estimated cost may pass this "
+                               "many US dollars (the estimate's upper end); without a terminal to ask, such a run "
+                               "stops with exit 2 unless --max-usd bounds it.")
     prices: str | None = Field(None, description="JSON price table (USD per million tokens per model) laid over "
                                "the built-in one.")
     judge: str | None = Field(None, description="Model that grades `match: judge` answers (default "

@@ -11,23 +11,26 @@ from typing import Any
 from optimizer.config import EvalConfig
 from optimizer.context import SEPARATOR
 from optimizer.efficiency import efficiency_table
+from optimizer.estimate import Estimate, Plan, eval_plan, judged
 from optimizer.evaluate import EvalResult, Outcome, Progress, first_tool_confusion, search_recall, unfound_queries
-from optimizer.harness import Harness, open_harness
+from optimizer.harness import Costing, Harness, open_harness
 from optimizer.models.base import AgentModel
 from optimizer.models.reader import ToolRanker
 from optimizer.models.tape import keep_outcome
 from optimizer.scoring import accuracy_table
 from optimizer.servers.leases import state_report
+from optimizer.tasks import TaskSet
 
 
 async def run_eval(
     config: EvalConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
     progress: Progress | None = None, on_start: Callable[[Harness[EvalConfig], int], None] | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None, on_estimate: Callable[[Estimate, float, Any], None] | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) an eval and return the report that `--json` prints."""
+    """Run (or resume) an eval and return the report that `--json` prints. `on_estimate` hears the cost estimate
+    before the first paid request (and may stop the run)."""
     async with open_harness(config, EvalConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
-                            overrides=overrides, progress=progress) as run:
+                            overrides=overrides, progress=progress, costing=Costing(planned, on_estimate)) as run:
         tasks = run.taskset.split(run.config.split)
         if on_start is not None:
             on_start(run, len(tasks) * len(run.models) * run.config.epochs * (2 if run.context else 1))
@@ -41,6 +44,14 @@ async def run_eval(
         keep_outcome(run.config.record, report)
         run.store.export_transcripts()
         return report
+
+
+def planned(config: EvalConfig, taskset: TaskSet, in_context: bool) -> Plan:
+    """What the eval will play (for its cost estimate): the split once, and alone too beside context servers."""
+    tasks = taskset.split(config.split)
+    judge, graded = judged(config.judge, config.models, tasks)
+    return eval_plan("eval", config.models, tasks=len(tasks), epochs=config.epochs,
+                     sides=("eval", "alone") if in_context else ("eval",), judge=judge, judged=graded)
 
 
 def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
@@ -67,6 +78,7 @@ def eval_report(run: Harness[Any], result: EvalResult) -> dict[str, Any]:
         "state": state_report(result.changed_state, result.run, isolate=run.config.isolate),
         "server_restarts": run.pool.restarts,
         "notices": run.notices,
+        "estimate": run.store.get_meta("estimate"),
     }
 
 

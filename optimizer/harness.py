@@ -19,10 +19,13 @@ from typing import Any, Generic, TypeVar
 from optimizer.budget import Budget, BudgetedAgent, BudgetExceeded
 from optimizer.config import ConfigT, EvalConfig, RunError, resolve_config
 from optimizer.context import Context, ContextError, context_specs, open_context
-from optimizer.definitions import Candidate, Catalog, DefinitionError, apply
+from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, apply
 from optimizer.episode import EpisodeConfig
+from optimizer.estimate import DEFAULT_SHAPE, Estimate, Plan, estimate
 from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
+from optimizer.history import earlier_shape
 from optimizer.judge import Grader, JudgeSetupError, make_judge
+from optimizer.lint.rules_description import definition_tokens as tool_tokens
 from optimizer.models import Providers, ProviderSettings, load_models
 from optimizer.models.base import AgentModel, ModelAccessError, ModelSpecError, ModelUnavailable, ReplayMissing
 from optimizer.models.tape import RecordingError
@@ -33,6 +36,7 @@ from optimizer.search import SearchError, check_storage
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.store import RunStore, StoreError, no_room
 from optimizer.tasks import Task, TaskError, TaskSet, load_tasks
+from optimizer.text import estimate_tokens
 
 T = TypeVar("T")
 
@@ -91,10 +95,21 @@ class Harness(Generic[ConfigT]):
         return result
 
 
+@dataclass(frozen=True)
+class Costing:
+    """How a command's run says what it will cost before its first paid request: `plan` (settings, tasks, whether
+    context servers stand beside the target -> Plan) and `announce` (estimate, USD already spent, the run's
+    settings), which may stop the run by raising (a refusal, a dry run)."""
+
+    plan: Callable[[Any, TaskSet, bool], Plan]
+    announce: Callable[[Estimate, float, Any], None] | None = None
+
+
 @contextlib.asynccontextmanager
 async def open_harness(
     config: ConfigT | None, config_type: type[ConfigT], *, runs_dir: Path, run_id: str | None = None,
     resume: str | None = None, overrides: dict[str, Any] | None = None, progress: Progress | None = None,
+    costing: Costing | None = None,
 ) -> AsyncIterator[Harness[ConfigT]]:
     """Check everything, open the store, the providers and the server pool; close them all on exit. A new run
     that stops before its first episode leaves no directory behind; a resume of a run another command made is
@@ -120,7 +135,7 @@ async def open_harness(
                                                replay=resolved.replay, command=_COMMANDS[config_type.__name__],
                                                roles=resolved.roles()))
         try:
-            async with _opened(resolved, store, providers, progress) as harness:
+            async with _opened(resolved, store, providers, progress, costing) as harness:
                 opened = True
                 yield harness
                 finished = True
@@ -150,15 +165,12 @@ def _full(store: RunStore, reason: str, *, kept: bool) -> str:
 
 @contextlib.asynccontextmanager
 async def _opened(
-    config: ConfigT, store: RunStore, providers: Providers, progress: Progress | None
+    config: ConfigT, store: RunStore, providers: Providers, progress: Progress | None, costing: Costing | None
 ) -> AsyncIterator[Harness[ConfigT]]:
     taskset = _load_tasks(config)
-    models = _load_models(config, providers)
-    budget = _budget(config, store)
-    models = [BudgetedAgent(m, budget) for m in models] if budget else models
-    await _check_access(models)
-    store.set_meta("config", config.model_dump())
-    store.set_meta("command", type(config).__name__)
+    prices = _prices(config)
+    # without an estimate to make first, check the models before starting the server
+    models = _load_models(config, providers) if costing is None else []
     async with _pool(config, store) as pool, _context(config, store) as context:
         catalog = await pool.list_tools()
         notices = _safety(catalog, config)
@@ -169,6 +181,15 @@ async def _opened(
             taskset.check_tools(catalog.names)
         except TaskError as exc:
             raise RunError(str(exc)) from None
+        budget = _budget(config, store, prices)
+        if costing is not None:
+            _announce(costing, config, store, taskset, apply(catalog, candidate).tools, prices, budget,
+                      in_context=bool(context))
+            models = _load_models(config, providers)
+        models = [BudgetedAgent(m, budget) for m in models] if budget else models
+        await _check_access(models)
+        store.set_meta("config", config.model_dump())
+        store.set_meta("command", type(config).__name__)
         store.set_meta("catalog", [t.canonical() for t in catalog.tools])
         harness = Harness(config, store, pool, catalog, taskset, models, providers, candidate, notices, budget,
                           progress=progress, episode=episode_config(config, catalog), context=context)
@@ -247,16 +268,38 @@ def _load_models(config: EvalConfig, providers: Providers) -> list[AgentModel]:
         raise RunError(str(exc)) from None
 
 
-def _budget(config: EvalConfig, store: RunStore) -> Budget | None:
-    """The run's --max-usd budget, counting what its stored episodes cost; checks a --prices file either way."""
+def _prices(config: EvalConfig) -> PriceTable:
+    """The run's price table (--prices over the built-in one); a bad file is a RunError naming it."""
     try:
-        table = load_prices(Path(config.prices)) if config.prices else PriceTable.default()
+        return load_prices(Path(config.prices)) if config.prices else PriceTable.default()
     except PriceError as exc:
         raise RunError(str(exc)) from None
+
+
+def _budget(config: EvalConfig, store: RunStore, table: PriceTable) -> Budget | None:
+    """The run's --max-usd budget, counting what its stored episodes cost."""
     if config.max_usd is None:
         return None
     stored = ((e.model, e.data.get("usage") or {}, e.data.get("batch") is True) for e in store.episodes())
     return Budget.for_run(config.max_usd, table, stored)
+
+
+def _announce(costing: Costing, config: Any, store: RunStore, taskset: TaskSet, tools: Sequence[ToolDef],
+              prices: PriceTable, budget: Budget | None, *, in_context: bool) -> None:
+    """Make the run's cost estimate, keep it (meta `estimate`) and hand it to `costing.announce` with what the run
+    has already spent (a resumed run's stored episodes)."""
+    shape = earlier_shape(store.dir.parent, config.server, skip=store.run_id) or DEFAULT_SHAPE
+    found = estimate(costing.plan(config, taskset, in_context), shape, prices,
+                     definition_tokens=sum(tool_tokens(t) for t in tools),
+                     system_tokens=estimate_tokens(system_prompt(config.system_prompt)),
+                     evidence_tokens=int(getattr(config, "evidence_tokens", 12_000)),
+                     candidates=int(getattr(config, "candidates", 4)))
+    store.set_meta("estimate", found.to_json())
+    if costing.announce is not None:
+        spent = budget.spent if budget is not None else sum(
+            prices.usd(e.model, e.data.get("usage") or {}, batch=e.data.get("batch") is True) or 0.0
+            for e in store.episodes())
+        costing.announce(found, spent, config)
 
 
 async def _check_access(models: Sequence[AgentModel]) -> None:

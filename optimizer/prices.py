@@ -13,7 +13,8 @@ finite number >= 0. A bad file raises `PriceError` naming the file and the entry
 
 Model ids are looked up as agents name them: an `anthropic:` prefix and any `?options` are dropped, a
 dated snapshot (`claude-haiku-4-5-20251001`) falls back to its alias when the table lacks it, offline
-`sim:*` agents cost nothing, and any other unknown model has no price (`None`), never a guessed one.
+`sim:*` agents and `reader:*` readers cost nothing, and any other unknown model has no price (`None`), never a
+guessed one.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ def model_name(model_id: str) -> str:
 
 
 def is_offline_model(model_id: str) -> bool:
-    """True for the simulated `sim:*` agents, which cost nothing."""
-    return model_name(model_id).startswith("sim:")
+    """True for the simulated `sim:*` agents and the offline `reader:*` readers, which cost nothing."""
+    return model_name(model_id).startswith(("sim:", "reader:"))
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def _table(data: dict[str, Any], label: str, *, default_discount: float | None) 
     for key, entry in models.items():
         name = model_name(str(key))
         if is_offline_model(name):
-            raise PriceError(f"{label}: models.{key}: sim:* agents are offline and always cost nothing")
+            raise PriceError(f"{label}: models.{key}: offline models (sim:*, reader:*) always cost nothing")
         prices[name] = _model_price(entry, label, f"models.{key}")
     return PriceTable(MappingProxyType(prices), discount, label)
 

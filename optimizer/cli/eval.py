@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from optimizer.cli.common import err, exits_on_errors, fail, out, resume_overrides, run_job
+from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress, print_eval
@@ -39,11 +40,15 @@ def eval_command(**options: Any) -> None:
                        "or the other --models")
         config = build_config(EvalConfig, options)
     runs_dir, max_usd, prices = options["runs_dir"], options["max_usd"], options["prices"]
-    progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
+    progress = EvalProgress(err, enabled=(not as_json or err.is_terminal) and not options["dry_run"])
     with exits_on_errors(RunError), progress:
-        report = run_job(run_eval(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
+        try:
+            report = run_job(run_eval(config, runs_dir=runs_dir, run_id=run_id, resume=resume,
                                       progress=progress.advance, on_start=progress.start,
-                                      overrides=resume_overrides(max_usd, prices)))
+                                      overrides=resume_overrides(max_usd, prices),
+                                      on_estimate=on_estimate(err, dry_run=options["dry_run"], as_json=as_json)))
+        except DryRun as stop:
+            raise dry_run_exit(stop, out, as_json=as_json) from None
     for notice in [*report["notices"], *([report["state"]["note"]] if report["state"]["note"] else [])]:
         err.print(f"[yellow]note:[/] {notice}", soft_wrap=True)
     if as_json:

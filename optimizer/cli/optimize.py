@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -12,13 +13,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.cli.common import err, exits_on_errors, out, resume_overrides, run_job
+from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import EvalProgress
 from optimizer.config import RunError
 from optimizer.efficiency import cost_change
 from optimizer.gate import change_text, power_text, underpowered_note
-from optimizer.models import banners, parse_models
+from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, banners, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
 from optimizer.optimize.report_learning import refused_text, shipped_lines
@@ -42,7 +44,7 @@ def optimize_command(**options: Any) -> None:
     winner against the baseline on held-out tasks for every model (the gate). Writes summary.json,
     report.md, overlay.json and winning.patch into the run directory. Exit 0 when the gate passes,
     1 when it fails, 2 on errors."""
-    resume, as_json = options["resume"], options["as_json"]
+    resume, as_json, dry_run = options["resume"], options["as_json"], options["dry_run"]
     config = None
     with exits_on_errors(RunError, ModelSpecError, ValueError):
         if not resume or options["server"] or options["tasks"]:
@@ -50,16 +52,22 @@ def optimize_command(**options: Any) -> None:
                 raise RunError("--server and --tasks are required (or --resume RUN_ID alone)")
             offline = options["offline"]
             replay = str(options["replay"]) if options["replay"] else None
-            chosen = default_models(offline=offline, models=parse_models(options["models"]) if options["models"]
-                                    else None, replay=replay)
+            models = parse_models(options["models"]) if options["models"] else None
+            if dry_run and not (models or offline or replay or os.environ.get("ANTHROPIC_API_KEY")):
+                models, options["proposer"] = list(CLAUDE_TASK_MODELS), options["proposer"] or CLAUDE_PROPOSER
+            chosen = default_models(offline=offline, models=models, replay=replay)
             proposer = default_proposer(offline=offline, proposer=options["proposer"], replay=replay)
             config = build_config(OptimizeConfig, {**options, "models": ",".join(chosen), "proposer": proposer})
-        progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
+        progress = EvalProgress(err, enabled=(not as_json or err.is_terminal) and not dry_run)
         with progress:
-            data = run_job(run_optimize(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
+            try:
+                data = run_job(run_optimize(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
                                             resume=resume, progress=progress.advance,
                                             overrides=resume_overrides(options["max_usd"], options["prices"]),
-                                            on_start=lambda run: progress.start(run, 0), on_stage=progress.stage))
+                                            on_start=lambda run: progress.start(run, 0), on_stage=progress.stage,
+                                            on_estimate=on_estimate(err, dry_run=dry_run, as_json=as_json)))
+            except DryRun as stop:
+                raise dry_run_exit(stop, out, as_json=as_json) from None
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     else:

@@ -89,6 +89,9 @@ def run_options(kind: str) -> list[inspect.Parameter]:
         option("resume", str | None, None, ["--resume"], f"Continue an interrupted {kind} run with the settings it "
                "was started with; finished episodes are not repeated.", env=False),
         option("as_json", bool, False, ["--json"], "Print the results as JSON on stdout.", env=False),
+        option("dry_run", bool, False, ["--dry-run"], "Connect to the server, check the tasks, print the plan and "
+               "what the run would cost; send nothing to a model, keep no run, exit 0 (--json for machines).",
+               env=False),
     ]
 
 

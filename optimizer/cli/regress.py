@@ -14,6 +14,7 @@ from rich.table import Table
 
 from optimizer.call_change import call_change_text, calls_cell
 from optimizer.cli.common import err, exits_on_errors, out, run_job
+from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress
@@ -53,10 +54,15 @@ def regress_command(**options: Any) -> None:
                 raise RunError("--server, --tasks and --models (or --offline) are required (or --resume RUN_ID "
                                "alone)")
             config = build_config(RegressConfig, options)
-        progress = EvalProgress(err, enabled=not as_json or err.is_terminal)
+        progress = EvalProgress(err, enabled=(not as_json or err.is_terminal) and not options["dry_run"])
         with progress:
-            report = run_job(run_regress(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
-                                             resume=resume, progress=progress.advance, on_start=progress.start))
+            try:
+                report = run_job(run_regress(config, runs_dir=options["runs_dir"], run_id=options["run_id"],
+                                             resume=resume, progress=progress.advance, on_start=progress.start,
+                                             on_estimate=on_estimate(err, dry_run=options["dry_run"],
+                                                                     as_json=as_json)))
+            except DryRun as stop:
+                raise dry_run_exit(stop, out, as_json=as_json) from None
         for path in outputs or []:
             write(path, report)
         summary_file = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -16,7 +16,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers, run_job
+from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.settings import check_recording
+from optimizer.config import CONFIRM_USD, RunError
 from optimizer.models import banners
 from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable
 from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
@@ -113,6 +115,12 @@ def generate_command(
                                                 "Claude: no key, no API call; a turn it lacks stops the run (exit "
                                                 "2).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    confirm_usd: Annotated[float, typer.Option("--confirm-usd", min=0, envvar="OPTIMIZER_CONFIRM_USD",
+                                               help="Ask before a generation whose estimate may pass this many USD; "
+                                               "with nobody to ask, stop (exit 2) unless --max-usd is set.")]
+    = CONFIRM_USD,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Connect to the server, print what the generation "
+                                          "would cost; send nothing to a model, exit 0.")] = False,
 ) -> None:
     """Write a task set for a server that has none: Claude (or, with --offline, a stand-in without a model) explores
     the server with the tools it may call and writes tasks whose answers come from real results; every task is
@@ -129,14 +137,18 @@ def generate_command(
             check_model_name(model)
         spec = ServerSpec.parse(server, headers=parse_headers(header))
         settings = GenerateSettings(model, n=n, heldout=heldout, max_turns=max_turns, offline=offline, seed=seed,
-                                    max_usd=max_usd, allow_destructive=allow_destructive, known=facts,
+                                    max_usd=max_usd, confirm_usd=confirm_usd, allow_destructive=allow_destructive,
+                                    known=facts,
                                     record=str(record) if record else None, replay=str(replay) if replay else None,
                                     explore=tuple(t.strip() for t in (explore or "").split(",") if t.strip()))
         with err.status("connecting to the server", spinner="dots") as status:
             summary = run_job(run_generation(spec, settings, out_dir, runs_dir, resume=resume,
-                                                 progress=lambda m: status.update(escape(m))))
+                                             progress=lambda m: status.update(escape(m)),
+                                             on_estimate=on_estimate(err, dry_run=dry_run, as_json=as_json)))
+    except DryRun as stop:
+        raise dry_run_exit(stop, out, as_json=as_json) from None
     except (ServerError, GenerateError, KnownError, ModelAccessError, ModelUnavailable, ModelSpecError,
-            OSError) as exc:
+            OSError, RunError) as exc:
         raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

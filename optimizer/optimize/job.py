@@ -21,13 +21,15 @@ from typing import Any
 
 from optimizer.config import RunError
 from optimizer.definitions import Candidate, Catalog, apply
+from optimizer.estimate import Estimate, Plan, judged
 from optimizer.evaluate import Progress
 from optimizer.gate import judge
-from optimizer.harness import open_harness
+from optimizer.harness import Costing, open_harness
 from optimizer.lint import findings_as_evidence, lint
 from optimizer.optimize.config import OptimizeConfig, gate_settings
 from optimizer.optimize.learning import Learned, learn, refused_left
 from optimizer.optimize.outputs import split_table, write_outputs
+from optimizer.optimize.plan import optimize_plan
 from optimizer.optimize.repair import repair_round
 from optimizer.optimize.rounds import (
     OptimizeRun,
@@ -48,7 +50,7 @@ from optimizer.propose import ProposerError, load_proposer
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.refusals import ProbeVerdict
-from optimizer.tasks import Task
+from optimizer.tasks import Task, TaskSet
 
 NOTHING_REDUNDANT = ("nothing more the offline proposer can prove redundant (a sentence that repeats the name or "
                      "another sentence, a parameter description that repeats its name or schema, schema metadata a "
@@ -61,10 +63,13 @@ async def run_optimize(
     config: OptimizeConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
     progress: Progress | None = None, on_start: Callable[[OptimizeRun], None] | None = None,
     overrides: dict[str, Any] | None = None, on_stage: Callable[[str, int | None], None] | None = None,
+    on_estimate: Callable[[Estimate, float, Any], None] | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) an optimization, write its outputs and return summary.json's content."""
+    """Run (or resume) an optimization, write its outputs and return summary.json's content. `on_estimate` hears
+    the cost estimate before the first paid request (and may stop the run)."""
     async with open_harness(config, OptimizeConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
-                            overrides=overrides, progress=progress) as run:
+                            overrides=overrides, progress=progress,
+                            costing=Costing(planned, on_estimate)) as run:
         try:
             proposer = load_proposer(run.config.proposer, run.providers, goal=run.config.goal)
         except ProposerError as exc:
@@ -79,6 +84,13 @@ async def run_optimize(
         data["notices"] = run.notices
         data["offline_models"] = run.offline
         return data
+
+
+def planned(config: OptimizeConfig, taskset: TaskSet, in_context: bool) -> Plan:
+    """What the run will play (for its cost estimate)."""
+    judge, graded = judged(config.judge, config.models, taskset.split("all"))
+    return optimize_plan(config, train=len(taskset.split("train")), heldout=len(taskset.split("heldout")),
+                         judge=judge, judged=graded, in_context=in_context)
 
 
 async def optimize(run: OptimizeRun, proposer: Proposer) -> Outcome:

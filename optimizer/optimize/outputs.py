@@ -3,12 +3,14 @@ people), overlay.json and winning.patch — all written atomically into the run 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Catalog, apply
 from optimizer.efficiency import efficiency_cell
+from optimizer.estimate import caching_saves
 from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.evaluation import reading_recall
 from optimizer.files import atomic_write
@@ -27,6 +29,7 @@ from optimizer.scoring import accuracy_table
 from optimizer.servers.leases import state_report
 from optimizer.source import source_patch
 from optimizer.store import StoredEpisode
+from optimizer.text import estimate_tokens
 
 
 def split_table(result: EvalResult, models: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -120,7 +123,24 @@ def run_cost(outcome: Outcome) -> dict[str, Any]:
         for kind in TOKEN_KINDS:
             out[kind] += usage[kind]
         out["usd"] = round(out["usd"] + (usd or 0.0), 6)
+    out["cache_reported"] = bool(out["cache_read_tokens"] or out["cache_write_tokens"])
+    if not out["cache_reported"] and not outcome.run.offline:
+        out["usd_with_caching"] = round(out["usd"] - caching_saves(_cacheable(outcome), table), 6)
     return out
+
+
+def _cacheable(outcome: Outcome) -> list[tuple[str, int, int]]:
+    """(model, cacheable prefix, requests) per model and definition set of the run's agent episodes: the prefix is
+    the definitions and the system prompt, the definitions the candidate's where the run knows them (baseline,
+    winner, the held-out candidates), else the baseline's."""
+    known = {outcome.baseline.candidate.key: outcome.baseline.tokens, outcome.winner.candidate.key:
+             outcome.winner.tokens, **{c["id"]: c["tokens"] for c in outcome.candidates}}
+    system = estimate_tokens(outcome.run.episode.system_prompt or "")
+    requests: dict[tuple[str, str], int] = defaultdict(int)
+    for episode in outcome.run.store.episodes():
+        requests[(episode.model, episode.candidate)] += int(episode.data.get("turns") or 0)
+    return [(model, known.get(candidate, outcome.baseline.tokens) + system, n)
+            for (model, candidate), n in requests.items()]
 
 
 def summary(outcome: Outcome) -> dict[str, Any]:
@@ -147,6 +167,7 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "state": state_report(outcome.episodes.get("changed_state", 0), outcome.episodes["run"],
                               isolate=config.isolate),
         "cost": run_cost(outcome),
+        "estimate": run.store.get_meta("estimate"),
         "rounds": [vars(r) for r in outcome.rounds],
         "candidates": outcome.candidates,
         "schemes_tried": sorted({s for r in outcome.rounds for s in r.schemes}),

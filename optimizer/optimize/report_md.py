@@ -66,6 +66,10 @@ def _cost_section(data: dict[str, Any]) -> list[str]:
              f"cache reads {c['cache_read_tokens']:,}, cache writes {c.get('cache_write_tokens', 0):,}{estimated}; "
              f"episodes: {episodes['run']} run now, {episodes['cached']} from cache, {total} in all, "
              f"{episodes['infra_errors']} infrastructure errors; USD {c['usd']:.4f}{offline}", ""]
+    if "usd_with_caching" in c:
+        lines += [f"The endpoint reported no cache use. With the prompt caching the product asks for (each "
+                  "request's definitions and system prompt written to the cache once per model and definition set, "
+                  f"then read from it), the run would have cost about USD {c['usd_with_caching']:.4f}.", ""]
     by_model = c.get("by_model", {})
     if len(by_model) > 1:
         for model, row in by_model.items():

@@ -18,9 +18,10 @@ from pydantic import Field, field_validator
 
 from optimizer.config import EvalConfig, RunError
 from optimizer.definitions import Candidate, Catalog, DefinitionError
+from optimizer.estimate import Estimate, Plan, eval_plan, judged
 from optimizer.evaluate import EvalResult, Progress, first_tool_confusion
 from optimizer.gate import judge, outcomes_by_task
-from optimizer.harness import Harness, open_harness
+from optimizer.harness import Costing, Harness, open_harness
 from optimizer.html_report import changes_of
 from optimizer.models.tape import keep_outcome
 from optimizer.patch import load_overlay
@@ -28,6 +29,7 @@ from optimizer.regress.outputs import write_report_html
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.servers.leases import state_report
 from optimizer.store import StoredEpisode
+from optimizer.tasks import TaskSet
 
 
 class RegressConfig(EvalConfig):
@@ -73,11 +75,12 @@ class Side:
 async def run_regress(
     config: RegressConfig | None, *, runs_dir: Path, run_id: str | None = None, resume: str | None = None,
     progress: Progress | None = None, on_start: Callable[[Harness[RegressConfig], int], None] | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None, on_estimate: Callable[[Estimate, float, Any], None] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate both sides and return the verdict with every figure (what `-o FILE.json` holds)."""
+    """Evaluate both sides and return the verdict with every figure (what `-o FILE.json` holds). `on_estimate` hears
+    the cost estimate before the first paid request (and may stop the run)."""
     async with open_harness(config, RegressConfig, runs_dir=runs_dir, run_id=run_id, resume=resume,
-                            overrides=overrides, progress=progress) as run:
+                            overrides=overrides, progress=progress, costing=Costing(planned, on_estimate)) as run:
         cfg = run.config
         tasks = run.taskset.split(cfg.split)
         if not tasks:
@@ -101,6 +104,14 @@ async def run_regress(
                           changes)
         run.store.export_transcripts()
         return report
+
+
+def planned(config: RegressConfig, taskset: TaskSet, in_context: bool) -> Plan:
+    """What the regress run will play (for its cost estimate): the split under each side."""
+    tasks = taskset.split(config.split)
+    judge, graded = judged(config.judge, config.models, tasks)
+    return eval_plan("regress", config.models, tasks=len(tasks), epochs=config.epochs,
+                     sides=("baseline", "candidate"), judge=judge, judged=graded)
 
 
 @contextlib.asynccontextmanager
@@ -158,6 +169,7 @@ def verdict(run: Harness[RegressConfig], before: EvalResult, after: EvalResult) 
                      "infra_retried": before.infra_retried + after.infra_retried,
                      "changed_state": before.changed_state + after.changed_state},
         "state": state_report(before.changed_state + after.changed_state, before.run + after.run, isolate=cfg.isolate),
+        "estimate": run.store.get_meta("estimate"),
     }
 
 

@@ -26,16 +26,20 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import shutil
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from optimizer.config import CONFIRM_USD
 from optimizer.definitions import Catalog
+from optimizer.estimate import Estimate, generation_estimate
 from optimizer.files import atomic_write
+from optimizer.lint.rules_description import definition_tokens as tool_tokens
 from optimizer.models import Providers, ProviderSettings
 from optimizer.models.base import MessagesClient, Reply, Usage
 from optimizer.models.tape import keep_outcome
@@ -309,18 +313,23 @@ class GenerateSettings:
     offline: bool = False
     seed: int = 0
     max_usd: float | None = None
+    confirm_usd: float = CONFIRM_USD
+    """Ask (or, with no one to ask, stop) before a generation whose estimate may pass this many USD."""
     known: tuple[str, ...] = ()
     """The --known file's facts, one a line as the file gives them (`known.parse_known`)."""
     record: str | None = None
     """A folder that keeps every answer Claude gives (`models/tape.py`)."""
+    server: str = field(default="", compare=False)
+    """The server, as the cost estimate's dry run names it (not a setting: the run directory keeps it apart)."""
     replay: str | None = None
     """A recording to answer from instead of Claude: no key, no API call."""
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "explore": list(self.explore), "known": list(self.known)}
+        kept = {k: v for k, v in asdict(self).items() if k != "server"}
+        return {**kept, "explore": list(self.explore), "known": list(self.known)}
 
 
-_RESUMABLE = frozenset({"max_usd", "record", "replay"})
+_RESUMABLE = frozenset({"max_usd", "confirm_usd", "record", "replay"})
 """Settings a resumed generation may change: what it may spend, where answers are kept or come from."""
 
 
@@ -348,11 +357,13 @@ def _run_dir(spec: ServerSpec, settings: GenerateSettings, runs_dir: Path, resum
 
 
 async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: Path, runs_dir: Path, *,
-                         resume: str | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                         resume: str | None = None, progress: Callable[[str], None] | None = None,
+                         on_estimate: Callable[[Estimate, float, Any], None] | None = None) -> dict[str, Any]:
     """`tasks generate` in full: a run directory (or the one `resume` names: Claude's finished turns are replayed
-    from its turns.jsonl), a server connection to explore with, `generate` (or `generate_offline`), `validate` on
-    a fresh connection, then generated.yaml (when a task held), the run's calls.jsonl (also when generating
-    failed) and summary.json; returns the summary."""
+    from its turns.jsonl), a server connection to explore with, the cost estimate (`on_estimate` hears it before
+    the first request and may stop the run), `generate` (or `generate_offline`), `validate` on a fresh connection,
+    then generated.yaml (when a task held), the run's calls.jsonl (also when generating failed) and summary.json;
+    returns the summary."""
     say = progress or (lambda _: None)
     providers = Providers(ProviderSettings(record=settings.record, replay=settings.replay,
                                            command="optimizer tasks generate", roles={"generator": settings.model}))
@@ -360,12 +371,24 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
     known = parse_known("\n".join(settings.known))
     offline = settings.offline
     model = "offline" if offline else settings.model
+    estimated: dict[str, Any] | None = None
     run_dir = _run_dir(spec, settings, runs_dir, resume)
     try:
-        client = None if offline else providers.anthropic()
         async with ServerPool(spec, instances=1, log_path=run_dir / "server.log") as pool:
             catalog = await pool.list_tools()
             refused = callable_tools(catalog, settings.explore, settings.allow_destructive)
+            if not offline:
+                found = generation_estimate(model, PriceTable.default(), max_turns=settings.max_turns, n=settings.n,
+                                            definition_tokens=sum(tool_tokens(t) for t in catalog.tools))
+                estimated = found.to_json()
+                if on_estimate is not None:
+                    try:
+                        on_estimate(found, 0.0, replace(settings, server=spec.display))
+                    except BaseException:
+                        if resume is None:  # stopped before anything was asked: keep no run
+                            shutil.rmtree(run_dir, ignore_errors=True)
+                        raise
+            client = None if offline else providers.anthropic()
             say(f"exploring {len(catalog.tools) - len(refused)} of {len(catalog.tools)} tools")
             if client is None:
                 await generate_offline(catalog, pool.call, n=settings.n, heldout=settings.heldout, refused=refused,
@@ -385,7 +408,9 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
                                              calls=made.calls)
     finally:
         await providers.close()
-        atomic_write(run_dir / "calls.jsonl", "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in made.calls))
+        if run_dir.exists():
+            atomic_write(run_dir / "calls.jsonl",
+                         "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in made.calls))
     if made.tasks:
         atomic_write(out_dir / "generated.yaml", _header(model, spec, offline) + yaml.safe_dump(
             yaml_items(made.tasks), sort_keys=False, allow_unicode=True, width=120))
@@ -397,7 +422,7 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
         "tools_without_tasks": without_tasks(made.tasks, catalog, refused),
         "coverage": {"tools": len(catalog.tools), "answered": len(answered(made.tasks) & set(catalog.names))},
         "uncovered": uncovered(catalog, made.tasks, made.calls, refused, made.dropped),
-        "known": len(known), "usage": usage,
+        "known": len(known), "usage": usage, "estimate": estimated,
         "usd": round(PriceTable.default().usd(model, usage) or 0.0, 6) if not offline else 0.0,
         "replay": None if offline else providers.replaying,
     }

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-CLI_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
-"""Colour off and a fixed width for the CLI's rich output, in the test process and in the CLI processes it starts."""
+CLI_ENV = {"NO_COLOR": "1", "COLUMNS": "200", "OPTIMIZER_CONFIRM_USD": "1000000"}
+"""Colour off and a fixed width for the CLI's rich output, in the test process and in the CLI processes it starts;
+no cost confirmation (the fake Messages API charges nothing; tests/test_estimate.py sets its own threshold)."""
 
 
 def cli_command(script: str = "optimizer") -> list[str]:
