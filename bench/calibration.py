@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from figures import add_write_option, write
+from sim_agents import SimAgent
 
 from optimizer.definitions import ToolDef
 from optimizer.files import atomic_write
 from optimizer.models import AGREEMENT_FILE
 from optimizer.models.base import Message
-from optimizer.models.sim import SimAgent
 from optimizer.readers import READERS, load_reader
 from optimizer.tasks import Task, load_tasks
 

@@ -31,7 +31,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests")]
+import sim_agents  # noqa: E402, F401 - registers the simulated agents (test doubles)
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy  # noqa: E402
+from helpers.cli import cli_command  # noqa: E402
 from helpers.run_db import count_episodes  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
@@ -180,7 +182,7 @@ def rows(work: Path) -> list[Row]:
 def _killed(work: Path) -> Row:
     """kill -9 halfway through an eval, then --resume: nothing finished is lost or run twice."""
     runs = work / "kill"
-    command = [sys.executable, "-c", "from optimizer.cli import main; main()", "eval", "--server", SUPPORT, "--tasks",
+    command = [*cli_command("optimizer", sim=True), "eval", "--server", SUPPORT, "--tasks",
                str(ROOT / "examples/support/tasks"), "--models", "sim:lexical?latency_ms=20", "--runs-dir", str(runs),
                "--run-id", "k", "--max-connections", "1", "--server-instances", "1"]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

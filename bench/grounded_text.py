@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sim_agents  # noqa: E402, F401 - registers the simulated agents (test doubles)
 from figures import add_write_option, refuse_only, write  # noqa: E402
 from testbed import Server, servers  # noqa: E402
 

@@ -31,6 +31,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import sim_agents  # noqa: F401 - registers the simulated agents (test doubles)
 from figures import add_write_option, replace_section
 from recorded_runs import replay
 from testbed import servers

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import sim_agents  # noqa: F401 - registers the simulated agents (test doubles)
 from figures import add_write_option, write
 
 from optimizer.optimize import OptimizeConfig, run_optimize

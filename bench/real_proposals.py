@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import sim_agents  # noqa: E402, F401 - registers the simulated agents (test doubles)
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy  # noqa: E402
 from fakes.recorded_proposals import RecordedProposals, exchanges  # noqa: E402
 from figures import add_write_option, refuse_only, write  # noqa: E402

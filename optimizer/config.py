@@ -30,7 +30,7 @@ class EvalConfig(BaseModel):
                         "http(s)://…/mcp URL.")
     tasks: str = Field(description="Task file or directory (YAML, JSONL, the cookbook's or the MCP-builder's "
                        "evaluation XML).")
-    models: tuple[str, ...] = Field(description="Model strings, e.g. sim:lexical.")
+    models: tuple[str, ...] = Field(description="Model strings, e.g. claude-sonnet-5-5 or reader:bm25.")
     overlay: str | None = Field(None, description="Overlay JSON applied to the definitions (format: docs/commands.md, "
                                 "Overlays).")
     epochs: int = Field(1, ge=1, description="Runs of each task per model.")

@@ -20,10 +20,12 @@ from pathlib import Path
 import installs
 import pytest
 import typer.testing
+from fakes.sim import register as register_sim_agents
 from helpers.cli import CLI_ENV, SHARED_RUN_FLAGS, cli_command
 
 REPO = Path(__file__).resolve().parent.parent
 os.environ.update(CLI_ENV)  # before a test module imports the CLI: its rich consoles read these when they are made
+register_sim_agents()  # the simulated agents (`sim:` models) are test doubles: they load in the tests only
 
 
 def _free_port() -> int:
@@ -287,7 +289,8 @@ def run_cli_process(tmp_path: Path) -> RunCli:
 
     def run(*args: str | Path, cwd: Path | None = None, env: Mapping[str, str] | None = None,
             script: str = "optimizer", timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.Popen([*cli_command(script), *map(str, args)], cwd=cwd or tmp_path,
+        sim = any("sim:" in str(a) for a in args)
+        proc = subprocess.Popen([*cli_command(script, sim=sim), *map(str, args)], cwd=cwd or tmp_path,
                                 env={**os.environ, **CLI_ENV, **(env or {})}, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
                                 start_new_session=True)

@@ -72,8 +72,8 @@ def test_same_seed_gives_byte_identical_results_in_another_process(
 def test_resume_after_a_kill_repeats_no_finished_episode(run_cli: Cli, tmp_path: Path) -> None:
     args = ["eval", "--server", SUPPORT, "--tasks", str(small_tasks(tmp_path)), "--runs-dir", str(tmp_path),
             "--run-id", "killed", "--models", "sim:lexical?latency_ms=20", "--max-connections", "1"]
-    proc = subprocess.Popen([*cli_command(), *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen([*cli_command(sim=True), *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
     db = tmp_path / "killed" / "run.db"
     try:
         deadline = time.monotonic() + 120
@@ -146,7 +146,7 @@ def test_api_keys_never_reach_the_run_directory(
 def test_offline_refuses_models_that_are_not_offline(run_cli: Cli, tmp_path: Path) -> None:
     result = run_cli("eval", "--server", SUPPORT, "--tasks", str(SUPPORT_TASKS), "--offline",
                      "--models", "sim:lexical,claude-haiku-5-5", "--runs-dir", str(tmp_path))
-    assert result.returncode == 2 and "--offline runs only offline readers and simulated agents" in result.stderr
+    assert result.returncode == 2 and "--offline runs only offline readers" in result.stderr
     assert not list(tmp_path.iterdir())
 
 

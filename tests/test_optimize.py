@@ -113,9 +113,9 @@ def test_a_run_killed_in_the_search_resumes_to_the_same_winner(
     runs_dir = tmp_path / "killed-runs"
     # The killed run is a fresh process with its own hash seed, so the same winner after the resume also shows
     # that a seed gives the same run in another process (nothing depends on set or dict order of strings).
-    proc = subprocess.Popen([*cli_command("optimize"), *args, "--runs-dir", str(runs_dir), "--run-id", "killed"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "PYTHONHASHSEED": "12345"})
+    proc = subprocess.Popen([*cli_command("optimize", sim=True), *args, "--runs-dir", str(runs_dir), "--run-id",
+                             "killed"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env={**os.environ, "PYTHONHASHSEED": "12345"})
     db = runs_dir / "killed" / "run.db"
     try:
         deadline = time.monotonic() + 240

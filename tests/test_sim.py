@@ -14,11 +14,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 import pytest
+from fakes.sim import SimAgent
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, apply
 from optimizer.models import load_model, parse_models
 from optimizer.models.base import AgentModel, Message, ModelSpecError, ToolCall, ToolResult, Turn
-from optimizer.models.sim import SimAgent
 
 ORDER_ID = {"order_id": {"type": "string", "description": "The order number."}}
 EMAIL = {"email": {"type": "string", "description": "The customer's email address."}}
@@ -573,7 +573,7 @@ def test_two_paths_go_to_the_tool_that_takes_a_list_of_paths(habit: str) -> None
 
 
 def test_fit_factors_count_the_values_each_tool_can_take() -> None:
-    from optimizer.models.sim_fit import UNUSED, capacity, fit_factors
+    from fakes.sim.fit import UNUSED, capacity, fit_factors
 
     takes = {t.name: capacity(t, read_descriptions=True) for t in (*CLOCKS, *READERS)}
     assert takes["read_multiple_files"]["path"] > 2 and takes["read_text_file"] == {"path": 1}

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakes.sim.fill import fill_arguments
 
-from optimizer.models.sim_fill import fill_arguments
 from optimizer.values import find_values
 
 

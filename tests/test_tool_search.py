@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from conftest import small_tasks
+from fakes.sim import SimAgent
 from test_episode import FakeServer, ScriptedModel, answer, call, calls_turn
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, apply
 from optimizer.episode import EpisodeConfig, run_episode
-from optimizer.models.sim import SimAgent
 from optimizer.tasks import Expect, Task
 from optimizer.tool_search import SEARCH_TOOL, TOP_K, ToolSearch
 

@@ -92,7 +92,7 @@ def test_an_http_server_that_refuses_says_so_and_points_at_header(
 
 @pytest.mark.slow
 def test_ctrl_c_says_how_to_resume(tmp_path: Path) -> None:
-    proc = subprocess.Popen([*cli_command(), "eval", "--server", SUPPORT, "--tasks", TASKS, "--models",
+    proc = subprocess.Popen([*cli_command(sim=True), "eval", "--server", SUPPORT, "--tasks", TASKS, "--models",
                              "sim:lexical?latency_ms=150", "--runs-dir", str(tmp_path), "--run-id", "stopped",
                              "--max-connections", "1", "--server-instances", "1"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -126,8 +126,9 @@ def full_disk(limit: int) -> Callable[[], None]:
 
 
 def on_a_full_disk(script: str, args: list[str], limit: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*cli_command(script), *args], cwd=ROOT, capture_output=True, text=True, timeout=240,
-                          env={**os.environ, **CLI_ENV}, stdin=subprocess.DEVNULL, preexec_fn=full_disk(limit))
+    return subprocess.run([*cli_command(script, sim=True), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=240, env={**os.environ, **CLI_ENV}, stdin=subprocess.DEVNULL,
+                          preexec_fn=full_disk(limit))
 
 
 def assert_stopped_for_a_full_disk(result: subprocess.CompletedProcess[str], run_dir: Path) -> int:

@@ -11,13 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.cli import cli_command
 
 from optimizer.search import load_trials
 
 pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
 
 ROOT = Path(__file__).resolve().parent.parent
-ENTRY = "from optimizer.cli import main; main()"
+ENTRY = cli_command(sim=True)[-1]
+"""The CLI's entry point, the tests' simulated agents registered (python -c ENTRY ARGS...)."""
 
 
 def test_workers_evaluate_trials_of_a_running_optimize(tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ from optimizer.cli.worker import worker_command
 
 app = typer.Typer(
     name="optimizer",
-    help="Measure and improve MCP tool definitions with eval tasks. Offline agents (sim:*) are stand-ins.",
+    help="Measure and improve MCP tool definitions with eval tasks. Offline readers (reader:*) measure findability, "
+         "not agent accuracy.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -16,13 +16,13 @@ from optimizer.cli.views import EvalProgress, print_eval
 from optimizer.config import EvalConfig, RunError
 from optimizer.evaluation import run_eval
 from optimizer.models import OFFLINE_DEFAULT, offline_spec
-from optimizer.optimize.config import recorded
+from optimizer.models.tape import RecordingError, open_recording
 
 
 @with_options(config_options(EvalConfig, skip={"models"}), [
     models_option(None, MODELS_HELP + f" Default: {','.join(OFFLINE_DEFAULT)}; with --replay, the recording's agents."),
     option("offline", bool, False, ["--offline"], "Only offline models (the readers reader:bm25,reader:embed unless "
-           "--models names other reader: or sim: models); no API calls. Results are labelled OFFLINE."),
+           "--models names other reader: models); no API calls. Results are labelled OFFLINE."),
 ], run_options("eval"))
 def eval_command(**options: Any) -> None:
     """Run the eval tasks against a server's tools with one or more agents, and report accuracy per
@@ -36,7 +36,7 @@ def eval_command(**options: Any) -> None:
             raise fail("--server and --tasks are required (or --resume RUN_ID alone to finish a run)")
         options["models"] = options["models"] or default_eval_models(options["replay"])
         if options["offline"] and not all(offline_spec(m) for m in options["models"].split(",")):
-            raise fail("--offline runs only offline readers and simulated agents (reader:…, sim:…); drop --offline "
+            raise fail("--offline runs only offline readers (reader:…); drop --offline "
                        "or the other --models")
         config = build_config(EvalConfig, options)
     runs_dir, max_usd, prices = options["runs_dir"], options["max_usd"], options["prices"]
@@ -67,9 +67,9 @@ def default_eval_models(replay: Any) -> str:
     """--models when none is given: the recording's agents with --replay, else the offline readers."""
     if replay:
         try:
-            agents = recorded(str(replay)).get("agents")
-        except RunError as exc:
-            raise fail(str(exc)) from None
+            agents = open_recording(str(replay)).agents
+        except RecordingError as exc:
+            raise fail(f"--replay: {exc}") from None
         if agents:
             return ",".join(agents)
     return ",".join(OFFLINE_DEFAULT)

@@ -29,7 +29,7 @@ from optimizer.text import points
 REGRESS_OPTIONS = [
     models_option(None, MODELS_HELP),
     option("offline", bool, False, ["--offline"], "Only offline models (the readers reader:bm25,reader:embed unless "
-           "--models names other reader: or sim: models); no API calls. Results are labelled OFFLINE."),
+           "--models names other reader: models); no API calls. Results are labelled OFFLINE."),
     option("outputs", list[Path] | None, None, ["-o", "--output"], "Write the verdict: FILE.json, FILE.junit.xml or "
            "FILE.md (repeatable).", env=False),
 ]
@@ -48,7 +48,7 @@ def regress_command(**options: Any) -> None:
             if options["offline"]:
                 options["models"] = options["models"] or ",".join(OFFLINE_DEFAULT)
                 if not all(offline_spec(m) for m in options["models"].split(",")):
-                    raise RunError("--offline runs only offline readers and simulated agents (reader:…, sim:…); "
+                    raise RunError("--offline runs only offline readers (reader:…); "
                                    "drop --offline or the other --models")
             if options["server"] is None or options["tasks"] is None or options["models"] is None:
                 raise RunError("--server, --tasks and --models (or --offline) are required (or --resume RUN_ID "

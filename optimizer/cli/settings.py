@@ -14,14 +14,13 @@ from optimizer.cli.common import fail, parse_headers, read_system_prompt
 from optimizer.cli.options import config_values, option
 from optimizer.models import parse_models
 from optimizer.models.base import ModelSpecError
-from optimizer.models.tape import RecordingError, read_provenance
+from optimizer.models.tape import RecordingError, open_recording
 
 Config = TypeVar("Config", bound=BaseModel)
 
 MODELS_HELP = ("Comma-separated models: claude-haiku-5-5,claude-sonnet-5-5 (needs ANTHROPIC_API_KEY; "
                "ANTHROPIC_BASE_URL is honoured), openai:MODEL behind an OpenAI-compatible server, the offline readers "
-               "reader:bm25,reader:embed (findability: they rank tools and call nothing), or the simulated agents "
-               "sim:lexical,sim:skim (test doubles that call tools; options ?seed=N&noise=0.2&latency_ms=50).")
+               "reader:bm25,reader:embed (findability: they rank tools and call nothing).")
 
 
 def models_option(default: str | None, help: str) -> inspect.Parameter:
@@ -59,7 +58,7 @@ def check_recording(record: str | None, replay: str | None) -> None:
         raise fail("give --record (keep a run's answers) or --replay (answer from a recording), not both")
     if replay:
         try:
-            read_provenance(Path(replay))
+            open_recording(replay)
         except RecordingError as exc:
             raise fail(f"--replay: {exc}") from None
 

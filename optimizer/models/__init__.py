@@ -1,8 +1,8 @@
 """Model strings to agents. `reader:bm25` and `reader:embed` are offline readers (real systems that rank tools;
-`models/reader.py`); `sim:NAME?opt=v&…` are simulated agents, test doubles; `claude-…` or `anthropic:NAME?…`
-are Claude models over the Messages API; `openai:NAME?max_tokens=N` are models behind an OpenAI-compatible
-Chat Completions endpoint (the `openai` extra). Each vendor SDK is imported in its own module only, and only
-when a model string needs it.
+`models/reader.py`); `claude-…` or `anthropic:NAME?…` are Claude models over the Messages API;
+`openai:NAME?max_tokens=N` are models behind an OpenAI-compatible Chat Completions endpoint (the `openai` extra).
+Each vendor SDK is imported in its own module only, and only when a model string needs it. The tests' simulated
+agents (`sim:…`) do not ship; they load only where a test or bench has registered them (`register_agents`).
 
 The defaults and the retired models live in `defaults.py` and nowhere else."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,20 +172,12 @@ def load_model(spec: str) -> AgentModel:
     provider, _, rest = spec.partition(":")
     name, _, query = rest.partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False)) if query else {}
+    if provider in _REGISTERED:
+        return _REGISTERED[provider](spec, name, options)
     if provider == "sim":
-        from optimizer.models.sim import SimAgent
-
-        allowed = {"seed": int, "noise": float, "latency_ms": float}
-        unknown = sorted(set(options) - set(allowed))
-        if unknown:
-            raise ModelSpecError(f"{spec}: unknown option(s) {', '.join(unknown)}; allowed: seed, noise, latency_ms")
-        try:
-            kwargs = {k: allowed[k](v) for k, v in options.items()}
-        except ValueError as exc:
-            raise ModelSpecError(f"{spec}: bad option value ({exc})") from None
-        agent = SimAgent(name, **kwargs)
-        agent.id = spec.strip()
-        return agent
+        raise ModelSpecError(f"{spec}: the simulated agents are test doubles and do not ship; offline, use the "
+                             f"readers {','.join(OFFLINE_DEFAULT)} (findability), or a real model (Claude, or "
+                             "openai:NAME behind a local OpenAI-compatible server)")
     if provider == "reader":
         from optimizer.models.reader import ReaderModel
 
@@ -196,9 +188,19 @@ def load_model(spec: str) -> AgentModel:
         f"unknown model {spec!r}: Claude models are claude-NAME or anthropic:NAME (for example "
         f"{','.join(CLAUDE_TASK_MODELS)}); models behind an OpenAI-compatible endpoint are openai:NAME "
         "(OPENAI_BASE_URL for vLLM, Ollama or llama.cpp; option ?max_tokens=N); offline readers are reader:bm25 "
-        "and reader:embed; the simulated agents (test doubles) are sim:lexical and sim:skim (options "
-        "?seed=N&noise=0.2&latency_ms=50)"
+        "and reader:embed"
     )
+
+
+AgentLoader = Callable[[str, str, dict[str, str]], AgentModel]
+"""(the whole model string, the name after the prefix, its ?options) -> the agent."""
+_REGISTERED: dict[str, AgentLoader] = {}
+
+
+def register_agents(prefix: str, loader: AgentLoader) -> None:
+    """Let `PREFIX:NAME?options` model strings load agents the product does not ship: the tests' and benches'
+    simulated agents (`tests/fakes/sim`, prefix `sim`) register here before they run."""
+    _REGISTERED[prefix] = loader
 
 
 def is_offline(model: AgentModel) -> bool:

@@ -30,6 +30,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +121,37 @@ def reply_of(data: Mapping[str, Any]) -> Reply:
 # --- the folder -----------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Recording:
+    """An opened recording: its folder and provenance (who answered, for which command, which agents and
+    proposer). Every command that replays, or defaults its models to a recording's, opens it with `open_recording`."""
+
+    folder: Path
+    provenance: Mapping[str, Any]
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return tuple(self.provenance.get("agents") or ())
+
+    @property
+    def proposer(self) -> str | None:
+        chosen = self.provenance.get("proposer")
+        return str(chosen) if chosen else None
+
+    def source(self) -> dict[str, Any]:
+        """What every output of a replayed run says of its answers: the folder and the provenance's main facts."""
+        kept = ("recorded", "command", "agents", "proposer", "answered_by", "endpoint", "models")
+        return {"from": str(self.folder), **{k: self.provenance[k] for k in kept if k in self.provenance}}
+
+
+def open_recording(folder: str | Path) -> Recording:
+    """The recording in `folder`, its provenance read; RecordingError naming the folder when it is no recording."""
+    return Recording(Path(folder), read_provenance(Path(folder)))
+
+
 def read_provenance(folder: Path) -> dict[str, Any]:
-    """The recording's provenance.json; RecordingError when the folder is no recording."""
+    """The recording's provenance.json as stored (`open_recording` is how commands open one); RecordingError when
+    the folder is no recording."""
     path = folder / PROVENANCE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -189,10 +219,8 @@ def keep_outcome(folder: str | None, data: Mapping[str, Any]) -> None:
 
 
 def replay_source(folder: Path) -> dict[str, Any]:
-    """What every output of a replayed run says of its answers: the folder and the recording's provenance."""
-    data = read_provenance(folder)
-    kept = ("recorded", "command", "agents", "proposer", "answered_by", "endpoint", "models")
-    return {"from": str(folder), **{k: data[k] for k in kept if k in data}}
+    """What every output of a replayed run says of its answers (`Recording.source`)."""
+    return open_recording(folder).source()
 
 
 def replay_banner(source: Mapping[str, Any]) -> str:
@@ -218,7 +246,7 @@ class ReplayClient:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.provenance = read_provenance(folder)
+        self.provenance = dict(open_recording(folder).provenance)
         self.answers: dict[str, list[dict[str, Any]]] = {}
         self.asked: dict[str, int] = {}
         for entry in read_answers(folder):

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from optimizer.config import EvalConfig, RunError
 from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, OFFLINE_DEFAULT
-from optimizer.models.tape import RecordingError, read_provenance
+from optimizer.models.tape import Recording, RecordingError, open_recording
 
 ROUNDS_CAP = 6
 """The most rounds `--rounds auto` runs."""
@@ -91,10 +90,10 @@ class OptimizeConfig(EvalConfig):
         return {**super().roles(), "proposer": self.proposer}
 
 
-def recorded(folder: str) -> dict[str, Any]:
-    """A recording's provenance, its problems as a RunError."""
+def recorded(folder: str) -> Recording:
+    """The recording --replay names, opened; its problems as a RunError."""
     try:
-        return read_provenance(Path(folder))
+        return open_recording(folder)
     except RecordingError as exc:
         raise RunError(f"--replay: {exc}") from None
 
@@ -115,7 +114,7 @@ def default_models(*, offline: bool, models: Sequence[str] | None, replay: str |
         return tuple(models)
     if offline:
         return OFFLINE_DEFAULT
-    agents = recorded(replay).get("agents") if replay else None
+    agents = recorded(replay).agents if replay else None
     if agents:
         return tuple(agents)
     if os.environ.get("ANTHROPIC_API_KEY"):
@@ -129,7 +128,7 @@ def default_proposer(*, offline: bool, proposer: str | None, replay: str | None 
     """The proposer: as given; a recording's with --replay; rules with --offline or without a key; else Claude."""
     if proposer:
         return proposer
-    chosen = recorded(replay).get("proposer") if replay and not offline else None
+    chosen = recorded(replay).proposer if replay and not offline else None
     if chosen:
-        return str(chosen)
+        return chosen
     return "rules" if offline or not os.environ.get("ANTHROPIC_API_KEY") else CLAUDE_PROPOSER

@@ -15,7 +15,7 @@ Contract:
 - Replies come from a policy, `policy(request_body) -> {"content": [...blocks], "stop_reason": ...}`; the fake
   adds id, type, role, model, stop_sequence and usage (keys the reply already has win; a missing
   stop_reason is "tool_use" when there is a tool_use block, else "end_turn"). `ScriptedPolicy` returns given
-  replies in order, `SimPolicy` runs the project's offline agent (`optimizer.models.sim.SimAgent`). The fake
+  replies in order, `SimPolicy` runs the project's offline agent (`tests/fakes/sim`). The fake
   does not enforce `tool_choice`: with `{"type": "tool", "name": X}` a ScriptedPolicy reply is passed through
   exactly as scripted. A policy that raises gives a 400 `invalid_request_error` naming the exception (never
   retried by the SDK) and is listed in `api.policy_errors`; inside a batch it gives an `errored` result.
@@ -62,7 +62,8 @@ from urllib.parse import urlsplit
 
 from optimizer.definitions import ToolDef
 from optimizer.models.base import Message, ToolCall, ToolResult, Turn
-from optimizer.models.sim import SimAgent
+
+from .sim import SimAgent
 
 Request = dict[str, Any]
 Reply = dict[str, Any]

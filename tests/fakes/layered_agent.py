@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from fakes.anthropic_api import request_messages, text_reply, tool_use_reply
-from optimizer.models.sim_options import listed_options
+from fakes.sim.options import listed_options
 from optimizer.text import words
 
 SAID = {"unit": r"\bin ([a-z ]+?)(?: over\b|\?)", "band": r"\b((?:high|low) flow)\b", "window": r"\bthe (past \w+)"}

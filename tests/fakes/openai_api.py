@@ -56,9 +56,9 @@ from urllib.parse import urlsplit
 
 from optimizer.definitions import ToolDef
 from optimizer.models.base import Message, ToolCall, ToolResult, Turn
-from optimizer.models.sim import SimAgent
 
 from .anthropic_api import PolicyError, ScriptedPolicy, estimate_tokens, stable_seed
+from .sim import SimAgent
 
 __all__ = ["FakeOpenAIAPI", "PolicyError", "ScriptedPolicy", "SimPolicy", "text_reply", "tool_call_reply"]
 

@@ -10,14 +10,20 @@ CLI_ENV = {"NO_COLOR": "1", "COLUMNS": "200", "OPTIMIZER_CONFIRM_USD": "1000000"
 no cost confirmation (the fake Messages API charges nothing; tests/test_estimate.py sets its own threshold)."""
 
 
-def cli_command(script: str = "optimizer") -> list[str]:
+TESTS = Path(__file__).resolve().parent.parent
+
+
+def cli_command(script: str = "optimizer", *, sim: bool = False) -> list[str]:
     """The argv prefix that starts a console script (`optimizer` or `optimize`) in a new process: the installed
-    script when it sits next to this Python, else the same entry point through `python -c`."""
+    script when it sits next to this Python, else the same entry point through `python -c`. With `sim`, the entry
+    point after registering the tests' simulated agents (`sim:` models), which the product does not ship."""
     installed = Path(sys.executable).with_name(script)
-    if installed.exists():
+    if installed.exists() and not sim:
         return [str(installed)]
     entry = "main" if script == "optimizer" else "optimize_main"
-    return [sys.executable, "-c", f"from optimizer.cli import {entry}; {entry}()"]
+    register = f"import sys; sys.path.insert(0, {str(TESTS)!r}); from fakes.sim import register; register(); " \
+        if sim else ""
+    return [sys.executable, "-c", f"{register}from optimizer.cli import {entry}; {entry}()"]
 
 
 SHARED_RUN_FLAGS = ("--heldout-candidates", "2")

@@ -1,7 +1,7 @@
 """How the simulated agents (test doubles) fill tool arguments: values found in the task text (then in earlier tool
 results, see `optimizer.values`), matched to parameters by their kind — type, enum, format, pattern, name and
-description say which. Values are written in the shape the parameter asks for (`sim_shapes`); parameters that take
-words get a phrase of the request (`sim_phrases`), never the whole request. Optional parameters get a value only
+description say which. Values are written in the shape the parameter asks for (`shapes.py`); parameters that take
+words get a phrase of the request (`phrases.py`), never the whole request. Optional parameters get a value only
 when the text gives a confident one. No rule here reads any one server's definitions."""
 
 from __future__ import annotations
@@ -11,17 +11,6 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from optimizer.models import sim_phrases as phrases
-from optimizer.models import sim_shapes as shapes
-from optimizer.models.sim_options import (
-    boolean_value,
-    choose_option,
-    described_default,
-    listed_options,
-    number_claims,
-    numeric_value,
-)
-from optimizer.models.sim_reading import Reading, flat
 from optimizer.text import terms, words
 from optimizer.values import (
     ENTITY_KINDS,
@@ -32,6 +21,17 @@ from optimizer.values import (
     property_kinds,
     takes_sql,
 )
+
+from . import phrases, shapes
+from .options import (
+    boolean_value,
+    choose_option,
+    described_default,
+    listed_options,
+    number_claims,
+    numeric_value,
+)
+from .reading import Reading, flat
 
 NAME_WORDS = frozenset({"name", "names", "person", "people", "author", "owner", "label"})
 _NEGATION_WORDS = frozenset({"exclude", "excluded", "excludes", "exclusion", "ignore", "ignored", "skip", "except",

@@ -7,9 +7,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from optimizer.models.sim_reading import Reading
 from optimizer.text import terms, words
 from optimizer.values import NUMBER_WORDS, find_values, property_kinds, wants_cents
+
+from .reading import Reading
 
 _GENERIC = frozenset(terms("name id path key value if provided given optional number"))
 

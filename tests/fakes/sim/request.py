@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
-from optimizer.models.sim_phrases import only_states
 from optimizer.text import sentences, terms
 from optimizer.values import KIND_AS_WORD, describe_values, find_values
+
+from .phrases import only_states
 
 _CLAUSE_BREAK = re.compile(r"\s*(?:;|,?\s+and then\s+|,?\s+then\s+|,?\s+after that,?\s+|,?\s+also\s+)\s*",
                            re.IGNORECASE)

@@ -8,9 +8,9 @@ good a definition is (the offline readers, `optimizer.readers`, measure findabil
 `sim:lexical` ranks tools by BM25 word overlap between the request and each tool's name tokens, description and
 parameter descriptions, and honours boundary sentences ("not for …", "use X instead", a deprecation notice's
 replacement). `sim:skim` weights name tokens by position and reads only each description's first sentence. Both
-score a tool lower when its parameters cannot take the kinds of value the request gives (`sim_fit`), split the task
+score a tool lower when its parameters cannot take the kinds of value the request gives (`fit.py`), split the task
 into clauses and make one call per clause, fill arguments from the values the text holds by their kind
-(`sim_fill`), retry once after an error result they can learn from, and answer with what the tools returned. A
+(`fill.py`), retry once after an error result they can learn from, and answer with what the tools returned. A
 request for information never goes to a tool whose name says it changes something while another tool is offered.
 
 Model strings: `sim:lexical?seed=3&noise=0.2&latency_ms=50`; the same seed gives the same turns.
@@ -32,12 +32,13 @@ from typing import Any
 from optimizer.definitions import ToolDef, canonical_json
 from optimizer.lint.vocabulary import DEPRECATED, KEEPING_VERBS, VERB_CLASS, WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
-from optimizer.models.sim_fill import fill_arguments
-from optimizer.models.sim_fit import capacity, fit_factors
-from optimizer.models.sim_request import QUESTION, asks_only, clauses
 from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
 from optimizer.tool_search import SEARCH_TOOL
 from optimizer.values import describe_values, property_kinds, shapes_in
+
+from .fill import fill_arguments
+from .fit import capacity, fit_factors
+from .request import QUESTION, asks_only, clauses
 
 HABITS = ("lexical", "skim")
 _BOUNDARY = re.compile(r"\b(not for|not to be used|do not use|don't use|instead|rather than)\b", re.IGNORECASE)
