@@ -18,28 +18,23 @@ PACKAGE = ROOT / "optimizer"
 MAX_LINES = 450
 
 LAYERS: list[tuple[str, ...]] = [
-    # 0: leaves with no project imports of note
-    ("optimizer.text", "optimizer.secrets", "optimizer.prompt_files", "optimizer.stats", "optimizer.power",
-     "optimizer.values", "optimizer.mentions", "optimizer.schema_metadata", "optimizer.result_text",
-     "optimizer.prices", "optimizer.files", "optimizer.efficiency"),
+    # 0: leaves with no project imports of note (a family package itself is a docstring; its modules are placed below)
+    ("optimizer.text", "optimizer.stats", "optimizer.cost", "optimizer.files", "optimizer.run",
+     "optimizer.secrets", "optimizer.prompt_files", "optimizer.schema_metadata"),
     # 1: the contract types
-    ("optimizer.definitions", "optimizer.config", "optimizer.models.base", "optimizer.models.defaults",
+    ("optimizer.definitions", "optimizer.run.config", "optimizer.models.base", "optimizer.models.defaults",
      "optimizer.models.limits"),
     # 2: the core
-    ("optimizer.tasks", "optimizer.scoring", "optimizer.store", "optimizer.estimate", "optimizer.history",
-     "optimizer.servers", "optimizer.budget",
-     "optimizer.patch", "optimizer.lint", "optimizer.source", "optimizer.references",
-     "optimizer.pool", "optimizer.search", "optimizer.gate", "optimizer.call_change", "optimizer.trial_owner",
-     "optimizer.study_storage"),
+    ("optimizer.tasks", "optimizer.scoring", "optimizer.files.store", "optimizer.files.patch", "optimizer.servers",
+     "optimizer.cost.estimate", "optimizer.cost.history", "optimizer.cost.budget", "optimizer.lint",
+     "optimizer.source", "optimizer.references", "optimizer.search", "optimizer.gate", "optimizer.stats.call_change"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
-     "optimizer.episode",
+     "optimizer.run.episode", "optimizer.run.context", "optimizer.run.evaluate", "optimizer.files.pin",
      "optimizer.tasks.generate", "optimizer.tasks.offline", "optimizer.tasks.explore", "optimizer.tasks.known",
-     "optimizer.tasks.journal",
-     "optimizer.tasks.coverage", "optimizer.html_report",
-     "optimizer.pin", "optimizer.context", "optimizer.evaluate"),
+     "optimizer.tasks.journal", "optimizer.tasks.coverage", "optimizer.html_report"),
     # 4: one owner of an open run
-    ("optimizer.harness",),
+    ("optimizer.run.harness",),
     # 5: the libraries behind the commands
     ("optimizer.evaluation", "optimizer.optimize", "optimizer.regress", "optimizer.review", "optimizer.serve"),
     # 6: the command line

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate, apply
-from optimizer.patch import load_overlay
+from optimizer.files.patch import load_overlay
 from optimizer.servers import ServerSpec, list_tools_once, one_connection
 from optimizer.tasks import Task, load_tasks
 

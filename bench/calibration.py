@@ -30,7 +30,7 @@ from figures import add_write_option, write
 from sim_agents import SimAgent
 
 from optimizer.definitions import ToolDef
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 from optimizer.models import AGREEMENT_FILE
 from optimizer.models.base import Message
 from optimizer.readers import READERS, load_reader

@@ -5,7 +5,7 @@ offline agent's choices as its policy, then measures side by side in one run:
 - eval throughput at --max-connections 16: wall time against the ideal (turns × latency ÷ 16);
 - the share of input tokens read from the prompt cache, for that eval and for an optimize run
   (Claude task models, the rules proposer);
-- tokens and dollars per episode as the report prices them (list prices from optimizer/prices.json).
+- tokens and dollars per episode as the report prices them (list prices from optimizer/cost/prices.json).
 
 Every figure comes from the fake, not from Claude: it shows what the harness does with a real API's
 latency, caching and wire format, not how well Claude chooses tools.
@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from optimizer.config import EvalConfig
 from optimizer.evaluation import run_eval
+from optimizer.files.store import RunStore
 from optimizer.optimize import OptimizeConfig, run_optimize
 from optimizer.optimize.outputs import cost
-from optimizer.store import RunStore
+from optimizer.run.config import EvalConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

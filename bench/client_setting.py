@@ -27,11 +27,11 @@ from typing import Any
 
 from figures import add_write_option, write
 
-from optimizer.config import EvalConfig
 from optimizer.evaluation import run_eval
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
 from optimizer.models import offline_banner
 from optimizer.optimize import OptimizeConfig, run_optimize
+from optimizer.run.config import EvalConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

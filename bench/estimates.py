@@ -22,7 +22,7 @@ from typing import Any
 
 from figures import add_write_option, write
 
-from optimizer.prices import PriceTable
+from optimizer.cost.prices import PriceTable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))

@@ -23,9 +23,9 @@ from pathlib import Path
 import sim_agents  # noqa: F401 - registers the simulated agents (test doubles)
 from figures import add_write_option, write
 
-from optimizer.config import EvalConfig
 from optimizer.evaluation import run_eval
-from optimizer.store import RunStore
+from optimizer.files.store import RunStore
+from optimizer.run.config import EvalConfig
 from optimizer.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,15 +33,15 @@ from figures import add_write_option, refuse_only, write  # noqa: E402
 from testbed import Server, servers  # noqa: E402
 
 from optimizer.definitions import Candidate, Catalog, ToolEdit  # noqa: E402
+from optimizer.files.store import RunStore, StoredEpisode  # noqa: E402
 from optimizer.optimize import OptimizeConfig, run_optimize  # noqa: E402
 from optimizer.propose.evidence import build_evidence  # noqa: E402
 from optimizer.propose.leakage import leaked_phrases  # noqa: E402
 from optimizer.propose.rules import RulesProposer  # noqa: E402
 from optimizer.propose.safety import catalog_strings  # noqa: E402
 from optimizer.review import load_review  # noqa: E402
-from optimizer.store import RunStore, StoredEpisode  # noqa: E402
 from optimizer.tasks import load_tasks  # noqa: E402
-from optimizer.values import find_values  # noqa: E402
+from optimizer.text.values import find_values  # noqa: E402
 
 AGENTS = ("sim:lexical", "sim:skim")
 _CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]+\b")

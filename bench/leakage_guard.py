@@ -30,8 +30,8 @@ from optimizer.definitions import Catalog, ToolDef
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.safety import catalog_strings
 from optimizer.tasks import load_tasks
-from optimizer.text import STOPWORDS, words
-from optimizer.values import find_values
+from optimizer.text.tokens import STOPWORDS, words
+from optimizer.text.values import find_values
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "leakage_corpus.json"

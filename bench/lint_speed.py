@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef
+from optimizer.files.patch import dump_definitions, load_definitions
 from optimizer.lint import lint
 from optimizer.lint.similarity import Similarity
-from optimizer.patch import dump_definitions, load_definitions
 from optimizer.servers import ServerPool, ServerSpec
-from optimizer.text import terms
+from optimizer.text.tokens import terms
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -25,8 +25,8 @@ import sim_agents  # noqa: F401 - registers the simulated agents (test doubles)
 from figures import add_write_option, write
 
 from optimizer.optimize import OptimizeConfig, run_optimize
-from optimizer.pool import combinations
-from optimizer.search import load_trials, study_setup
+from optimizer.search.pool import combinations
+from optimizer.search.study import load_trials, study_setup
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ("sim:lexical", "sim:skim")

@@ -23,8 +23,8 @@ from typing import Any
 
 from figures import add_write_option, replace_section
 
-from optimizer.efficiency import EpisodeCost, efficiency_cell
-from optimizer.store import RunStore
+from optimizer.files.store import RunStore
+from optimizer.stats.efficiency import EpisodeCost, efficiency_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYROLL, SUPPORT = ROOT / "examples/payroll", ROOT / "examples/support"

@@ -10,7 +10,7 @@ two ways:
 - Claude path: the same agents, `--proposer claude-opus-5-5` through the local fake Messages API
   (tests/fakes/anthropic_api.py, in this process, on 127.0.0.1). The fake answers the proposer's forced
   `submit_candidates` call with one candidate that gives every tool of the request's tool enum a plain description,
-  and records each proposer request: its size in tokens (`optimizer.text.estimate_tokens` on the compact JSON of
+  and records each proposer request: its size in tokens (`optimizer.text.tokens.estimate_tokens` on the compact JSON of
   system + messages + tools) and how many were sent.
 
 Per run: wall time, the harness process's CPU time (steadier than the clock on a shared machine), peak memory
@@ -95,7 +95,7 @@ class PlainProposer:
         from fakes.recorded_proposals import is_proposer_request, submitted_tools
 
         from optimizer.propose.claude_reply import TOOL_NAME
-        from optimizer.text import estimate_tokens
+        from optimizer.text.tokens import estimate_tokens
 
         if not is_proposer_request(request):
             raise RuntimeError("only the proposer is expected to call this fake")

@@ -35,12 +35,12 @@ from typing import Any
 
 from figures import add_write_option, refuse_only, write
 
-from optimizer.config import RunError
 from optimizer.lint.rules_text import added_text_problems
 from optimizer.models import OFFLINE_DEFAULT as OFFLINE_MODELS
 from optimizer.models import offline_banner
 from optimizer.optimize import OptimizeConfig, run_optimize
 from optimizer.review import load_review
+from optimizer.run.config import RunError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,9 +27,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from optimizer.efficiency import EpisodeCost, efficiency_cell
-from optimizer.prices import PriceTable
-from optimizer.store import RunStore, StoredEpisode
+from optimizer.cost.prices import PriceTable
+from optimizer.files.store import RunStore, StoredEpisode
+from optimizer.stats.efficiency import EpisodeCost, efficiency_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "examples" / "published"

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from optimizer.mentions import renamed
 from optimizer.schema_metadata import drop_metadata
+from optimizer.text.mentions import renamed
 
 Scheme = Literal["none", "prefix", "suffix"]
 SCHEMES: tuple[Scheme, ...] = ("none", "prefix", "suffix")

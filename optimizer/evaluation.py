@@ -8,17 +8,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from optimizer.config import EvalConfig
-from optimizer.context import SEPARATOR
-from optimizer.efficiency import efficiency_table
-from optimizer.estimate import Estimate, Plan, eval_plan, judged
-from optimizer.evaluate import EvalResult, Outcome, Progress, first_tool_confusion, search_recall, unfound_queries
-from optimizer.harness import Costing, Harness, open_harness
+from optimizer.cost.estimate import Estimate, Plan, eval_plan, judged
 from optimizer.models.base import AgentModel
 from optimizer.models.reader import ToolRanker
 from optimizer.models.tape import keep_outcome
+from optimizer.run.config import EvalConfig
+from optimizer.run.context import SEPARATOR
+from optimizer.run.evaluate import EvalResult, Outcome, Progress, first_tool_confusion, search_recall, unfound_queries
+from optimizer.run.harness import Costing, Harness, open_harness
 from optimizer.scoring import accuracy_table
 from optimizer.servers.leases import state_report
+from optimizer.stats.efficiency import efficiency_table
 from optimizer.tasks import TaskSet
 
 

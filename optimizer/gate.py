@@ -14,7 +14,7 @@ sides fails too: no evidence is not a pass. The gate passes when every model pas
 Every verdict also carries the paired change in failed calls per task (`call_change.py`), reported always; with
 `fail_on_failed_calls` a significant rise regresses the model as a drop would.
 
-Every verdict also says what the test could see (`optimizer.power`): the smallest drop it detects with 80% power
+Every verdict also says what the test could see (`optimizer.stats.power`): the smallest drop it detects with 80% power
 at the strictest Holm level (alpha / models), and `underpowered` when the drop that matters (the margin, else
 `max_drop` when above 0, else the drop observed) is below that, with the tasks it would take to see it. Verdicts
 and their reasons are worded the same for both commands.
@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from optimizer.call_change import CallChange, call_change_text, call_changes
-from optimizer.power import detectable_drop, tasks_needed
-from optimizer.stats import Comparison, compare, holm, noninferiority
-from optimizer.store import StoredEpisode
+from optimizer.files.store import StoredEpisode
+from optimizer.stats.call_change import CallChange, call_change_text, call_changes
+from optimizer.stats.paired import Comparison, compare, holm, noninferiority
+from optimizer.stats.power import detectable_drop, tasks_needed
 
 Verdict = Literal["pass", "regressed", "inconclusive"]
 

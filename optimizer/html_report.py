@@ -23,7 +23,7 @@ from plotly.subplots import make_subplots
 from optimizer.definitions import Candidate, Catalog, apply
 from optimizer.gate import power_text, verdict_text
 from optimizer.scoring import wilson
-from optimizer.text import points
+from optimizer.text.tokens import points
 
 NO_TOOL = "(no tool)"
 _COLORS = {"baseline": "#8c8c8c", "winner": "#1f77b4", "before": "#8c8c8c", "after": "#1f77b4"}

@@ -43,10 +43,10 @@ from optimizer.models.base import (
     Usage,
 )
 from optimizer.prompt_files import fence, load_prompt, render
-from optimizer.text import STOPWORDS
+from optimizer.text.tokens import STOPWORDS
 
 if TYPE_CHECKING:
-    from optimizer.store import RunStore
+    from optimizer.files.store import RunStore
     from optimizer.tasks import Task
 
 TOOL_NAME = "record_verdict"

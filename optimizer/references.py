@@ -5,7 +5,7 @@ tool that is not there.
 Contracts:
 - `given_names(candidate)` is every new name the candidate gives a tool, mapped to the tool's ORIGINAL name.
 - `references(edit, names)` is each name of `names` that the edit's texts (description, parameter descriptions)
-  mention, mapped to its tool (see `optimizer.mentions` for what counts as a mention).
+  mention, mapped to its tool (see `optimizer.text.mentions` for what counts as a mention).
 - `repointed(edit, refs, candidate)` rewrites each referenced name to the name `candidate` gives that tool (its new
   name, else the original; a plain word in backticks, so that it still reads as a name); names already right are
   left as they are. `apply()` then adds the namespace.
@@ -30,7 +30,7 @@ from optimizer.definitions import (
     namespaced,
     parameter_paths,
 )
-from optimizer.mentions import mentioned, renamed
+from optimizer.text.mentions import mentioned, renamed
 
 
 def given_names(candidate: Candidate) -> dict[str, str]:

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, ToolEdit, apply, parameter_paths
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
+from optimizer.files.patch import definitions_diff, load_overlay, save_overlay
+from optimizer.files.pin import write_lock
+from optimizer.files.store import RunStore, StoredEpisode, StoreError
 from optimizer.lint import lint, lint_tools
-from optimizer.patch import definitions_diff, load_overlay, save_overlay
-from optimizer.pin import write_lock
 from optimizer.schema_metadata import lean_schema
-from optimizer.store import RunStore, StoredEpisode, StoreError
 
 REVIEWED_OVERLAY = "reviewed-overlay.json"
 REVIEWED_PATCH = "reviewed.patch"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.text import terms
+from optimizer.text.tokens import terms
 
 SAFE_INTEGER = 2**53 - 1
 """JavaScript's Number.MAX_SAFE_INTEGER: a bound at ±this says only "a number"."""

@@ -47,8 +47,8 @@ from mcp.server.stdio import stdio_server
 
 from optimizer import __version__
 from optimizer.definitions import Candidate, Catalog, DefinitionError, Exposed, ToolDef, apply
-from optimizer.patch import load_overlay
-from optimizer.pin import LockError, differences, load_lock
+from optimizer.files.patch import load_overlay
+from optimizer.files.pin import LockError, differences, load_lock
 from optimizer.servers.connections import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,

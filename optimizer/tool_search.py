@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from optimizer.definitions import Exposed, ToolDef
-from optimizer.text import terms
+from optimizer.text.tokens import terms
 
 SearchMode = Literal["off", "bm25", "regex"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("off", "bm25", "regex")

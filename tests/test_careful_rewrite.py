@@ -16,7 +16,7 @@ import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, tool_use_reply
 
 from optimizer.definitions import Candidate
-from optimizer.patch import overlay_from_json
+from optimizer.files.patch import overlay_from_json
 
 pytestmark = [pytest.mark.published, pytest.mark.slow]
 

@@ -13,6 +13,7 @@ import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, text_reply, tool_use_reply
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
+from optimizer.files.store import StoredEpisode
 from optimizer.models import CLAUDE_PROPOSER
 from optimizer.models.anthropic import AnthropicClient
 from optimizer.models.base import ModelAccessError, ModelUnavailable
@@ -20,7 +21,6 @@ from optimizer.prompt_files import FENCE, PLACEHOLDER, load_prompt
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.claude import TOOL_NAME, ClaudeProposer, build_prompt, submit_tool
 from optimizer.propose.evidence import build_evidence
-from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task
 
 

@@ -9,9 +9,9 @@ import itertools
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
 from optimizer.lint import lint
 from optimizer.optimize.screening import Screen
-from optimizer.pool import candidate_from, pool_from
 from optimizer.references import given_names, references, settled, unexposed
-from optimizer.search import SearchResult, TrialResult
+from optimizer.search.pool import candidate_from, pool_from
+from optimizer.search.study import SearchResult, TrialResult
 from optimizer.tasks import Expect, Task
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from conftest import small_tasks
 
-from optimizer.context import Context, ContextError, ContextServer, client_names, context_specs, open_context
 from optimizer.definitions import Candidate, Catalog, ToolDef, apply
+from optimizer.run.context import Context, ContextError, ContextServer, client_names, context_specs, open_context
 from optimizer.servers import ServerSpec
 
 ROOT = Path(__file__).resolve().parent.parent

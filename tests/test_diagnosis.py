@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from optimizer.files.store import StoredEpisode
 from optimizer.optimize.diagnosis import failure_modes
 from optimizer.optimize.report_md import _diagnosis_section
-from optimizer.store import StoredEpisode
 
 
 def call(tool: str, arguments: dict[str, Any], result: str, error: bool) -> dict[str, Any]:

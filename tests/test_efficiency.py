@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, text_reply, tool_use_reply
 
-from optimizer.efficiency import EpisodeCost, cost_change, efficiency_cell
+from optimizer.stats.efficiency import EpisodeCost, cost_change, efficiency_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

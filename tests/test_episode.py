@@ -11,9 +11,9 @@ import pytest
 from helpers import mini_server
 
 from optimizer.definitions import Candidate, Catalog, Exposed, ToolDef, ToolEdit, apply
-from optimizer.episode import Episode, EpisodeConfig, run_episode
 from optimizer.models import load_model
 from optimizer.models.base import Message, ModelUnavailable, ToolCall, Turn, Usage
+from optimizer.run.episode import Episode, EpisodeConfig, run_episode
 from optimizer.servers import CallOutcome, ServerCrashed, ServerPool, ServerSpec
 from optimizer.tasks import Expect, Task
 

@@ -1,4 +1,4 @@
-"""What a run will cost, said before it spends (optimizer/estimate.py, optimize/plan.py, cli/costs.py): the
+"""What a run will cost, said before it spends (optimizer/cost/estimate.py, optimize/plan.py, cli/costs.py): the
 estimate's parts on a server, `--dry-run` with no key (nothing sent, no run kept), the confirmation (a run nobody
 can confirm stops with exit 2 before its first request; an interactive one asks), and the estimate kept beside the
 actual cost."""
@@ -15,11 +15,11 @@ import pytest
 from conftest import small_tasks
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy
 
-from optimizer.config import EvalConfig, RunError
-from optimizer.estimate import DEFAULT_SHAPE, Phase, Plan, estimate, eval_plan, shape_from_runs
+from optimizer.cost.estimate import DEFAULT_SHAPE, Phase, Plan, estimate, eval_plan, shape_from_runs
+from optimizer.cost.prices import PriceTable
 from optimizer.optimize.config import ROUNDS_CAP, OptimizeConfig
 from optimizer.optimize.plan import optimize_plan
-from optimizer.prices import PriceTable
+from optimizer.run.config import EvalConfig, RunError
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

@@ -18,7 +18,7 @@ from conftest import small_tasks
 from helpers.cli import cli_command
 from helpers.run_db import count_episodes
 
-from optimizer.efficiency import KEYS
+from optimizer.stats.efficiency import KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

@@ -7,11 +7,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from optimizer.files.store import StoredEpisode
 from optimizer.prompt_files import FENCE
 from optimizer.propose.evidence import NO_CALL, argument_notes, build_evidence, listed
-from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task
-from optimizer.text import estimate_tokens
+from optimizer.text.tokens import estimate_tokens
 
 
 def task(task_id: str, prompt: str, tools: Sequence[str], split: str = "train") -> Task:

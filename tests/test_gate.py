@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from optimizer.files.store import StoredEpisode
 from optimizer.gate import judge, outcomes_by_task
-from optimizer.store import StoredEpisode
 
 
 def episodes(side: str, model: str, passed: dict[str, list[bool]]) -> list[StoredEpisode]:

@@ -18,9 +18,8 @@ import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, ScriptedPolicy, text_reply, tool_use_reply
 from helpers import mini_server
 
-from optimizer.config import EvalConfig
 from optimizer.definitions import Candidate
-from optimizer.evaluate import EvalSettings, evaluate
+from optimizer.files.store import RunStore
 from optimizer.judge import (
     LEXICAL_ID,
     TOOL_NAME,
@@ -37,7 +36,8 @@ from optimizer.models import CLAUDE_JUDGE, Providers, load_model, load_models
 from optimizer.models.anthropic import AnthropicAgent, AnthropicClient
 from optimizer.models.base import AgentModel, ModelUnavailable, Usage
 from optimizer.prompt_files import FENCE, PLACEHOLDER, load_prompt
-from optimizer.store import RunStore
+from optimizer.run.config import EvalConfig
+from optimizer.run.evaluate import EvalSettings, evaluate
 from optimizer.tasks import Expect, Task, TaskSet
 
 ROOT = Path(__file__).resolve().parent.parent

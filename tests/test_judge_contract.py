@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, tool_use_reply
 
+from optimizer.files.store import RunStore
 from optimizer.judge import MAX_REASON, TOOL_NAME, ClaudeJudge, Judge, JudgeCache, JudgeVerdict, LexicalJudge
 from optimizer.models.anthropic import AnthropicClient
 from optimizer.models.base import Usage
 from optimizer.prompt_files import FENCE
-from optimizer.store import RunStore
 
 QUESTION = "How much was order #10007 in total?"
 EXPECTED = "$219.40"

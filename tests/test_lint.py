@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
+from optimizer.files.patch import load_overlay
 from optimizer.lint import PENALTY, RULES, LintReport, findings_as_evidence, lint, lint_tools, new_errors, to_sarif
 from optimizer.lint.schema import iter_params
 from optimizer.lint.similarity import similar_pairs
-from optimizer.patch import load_overlay
 from optimizer.servers import ServerPool, ServerSpec
 
 REPO = Path(__file__).resolve().parent.parent

@@ -21,9 +21,9 @@ import pytest
 from helpers.shop_tools import ORDER, READ, TRACK, WRITE
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
+from optimizer.files.patch import load_overlay
 from optimizer.lint import RULES, lint, new_errors, to_sarif
 from optimizer.lint.security_shapes import AGENT_AIMED
-from optimizer.patch import load_overlay
 from optimizer.propose.safety import agent_instructions
 from optimizer.servers import ServerPool, ServerSpec
 

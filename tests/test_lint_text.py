@@ -18,9 +18,9 @@ import pytest
 from helpers.shop_tools import ORDER, TRACK
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
+from optimizer.files.patch import load_overlay
 from optimizer.lint import Observed, added_text_problems, lint
 from optimizer.optimize.screening import Screen, observed_in
-from optimizer.patch import load_overlay
 from optimizer.propose.base import CallSeen, EpisodeSeen, Evidence
 from optimizer.servers import CallOutcome, ServerPool, ServerSpec
 

@@ -1,11 +1,11 @@
-"""Where a text names a tool (`optimizer.mentions`): identifiers wherever they stand alone, plain words only where
+"""Where a text names a tool (`optimizer.text.mentions`): identifiers wherever they stand alone, plain words only where
 the text uses them as a name; and the same text with the names replaced."""
 
 from __future__ import annotations
 
 import pytest
 
-from optimizer.mentions import mentioned, renamed
+from optimizer.text.mentions import mentioned, renamed
 
 NAMES = ["pay", "pay_fines", "list_loans", "getUser", "files.read"]
 

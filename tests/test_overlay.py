@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, ToolEdit, apply
-from optimizer.patch import dump_definitions, load_definitions, load_overlay, save_overlay
+from optimizer.files.patch import dump_definitions, load_definitions, load_overlay, save_overlay
 
 CATALOG = Catalog(
     "support",

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.pin import BLOCKING, KINDS, differences, lock_of
+from optimizer.files.pin import BLOCKING, KINDS, differences, lock_of
 from optimizer.serve import WITHHELD_KEY
 from optimizer.servers import ServerPool, ServerSpec
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from optimizer.power import detectable_drop, tasks_needed
-from optimizer.stats import mcnemar_exact
+from optimizer.stats.paired import mcnemar_exact
+from optimizer.stats.power import detectable_drop, tasks_needed
 
 
 def simulated_power(n: int, psi: float, drop: float, alpha: float, runs: int = 2000) -> float:

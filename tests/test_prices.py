@@ -1,4 +1,4 @@
-"""Model prices (optimizer/prices.py, optimizer/prices.json) and the run cost in summary.json / report.md."""
+"""Model prices (optimizer/cost/prices.py, optimizer/cost/prices.json) and the run cost in summary.json / report.md."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from optimizer.cost.prices import FREE, ModelPrice, PriceError, PriceTable, load_prices
+from optimizer.files.store import StoredEpisode
 from optimizer.optimize.outputs import cost
 from optimizer.optimize.report_md import _cost_section
-from optimizer.prices import FREE, ModelPrice, PriceError, PriceTable, load_prices
-from optimizer.store import StoredEpisode
 
 USAGE = {"input_tokens": 12_000, "output_tokens": 3_000, "cache_read_tokens": 40_000, "cache_write_tokens": 8_000}
 # claude-sonnet-5-5 at 3 / 15 / 3.75 (cache write) / 0.3 (cache read) USD per million tokens:

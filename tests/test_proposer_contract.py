@@ -13,13 +13,13 @@ import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, tool_use_reply
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
+from optimizer.files.store import StoredEpisode
 from optimizer.models.anthropic import AnthropicClient
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.claude import TOOL_NAME, ClaudeProposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.lean import LeanSchemas
 from optimizer.propose.rules import RulesProposer
-from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task
 
 

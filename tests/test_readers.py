@@ -52,8 +52,8 @@ def test_a_readers_episode_ranks_the_tools_calls_nothing_and_passes_on_the_expec
     import asyncio
 
     from optimizer.definitions import Catalog, apply
-    from optimizer.episode import EpisodeConfig, run_episode
     from optimizer.models import load_model
+    from optimizer.run.episode import EpisodeConfig, run_episode
     from optimizer.scoring import choice_verdict
     from optimizer.tasks import Expect, Task
 

@@ -20,14 +20,14 @@ from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy
 from fakes.recorded_proposals import RecordedProposals, exchanges, submitted_tools
 
 from optimizer.definitions import Candidate, Catalog, ToolDef
+from optimizer.files.patch import overlay_from_json
 from optimizer.models.anthropic import AnthropicClient
 from optimizer.optimize.screening import Screen, accepted_of
-from optimizer.patch import overlay_from_json
-from optimizer.pool import candidate_from, pool_from
 from optimizer.propose.base import Evidence
 from optimizer.propose.claude import ClaudeProposer
 from optimizer.propose.groups import sub_catalog
 from optimizer.references import unexposed
+from optimizer.search.pool import candidate_from, pool_from
 from optimizer.tasks import load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent

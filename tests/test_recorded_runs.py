@@ -111,8 +111,8 @@ def evidence_of_real_conversations(run_dir: Path) -> None:
     failed calls rank right after the failures, and the agents' own feedback reaches it."""
     from dataclasses import replace
 
+    from optimizer.files.store import RunStore
     from optimizer.propose.evidence import build_evidence
-    from optimizer.store import RunStore
     from optimizer.tasks import load_tasks
 
     store = RunStore.open_existing(run_dir.parent, run_dir.name)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from helpers.browser import CHROMIUM, colours, screenshot
 
+from optimizer.files.store import StoredEpisode
 from optimizer.gate import judge
-from optimizer.store import StoredEpisode
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

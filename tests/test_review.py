@@ -21,7 +21,7 @@ from rich.console import Console
 
 from optimizer.cli.review import render_change
 from optimizer.definitions import Candidate, Catalog, ToolDef
-from optimizer.patch import definitions_diff, load_overlay, save_overlay
+from optimizer.files.patch import definitions_diff, load_overlay, save_overlay
 from optimizer.review import BREAKING, load_review
 
 ROOT = Path(__file__).resolve().parent.parent

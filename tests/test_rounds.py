@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit
-from optimizer.evaluate import EvalResult, Outcome
 from optimizer.optimize.outputs import split_table
 from optimizer.optimize.rounds import Scored, aggregate, better, chunked
 from optimizer.optimize.tokens import definition_tokens, tokens_per_tool
+from optimizer.run.evaluate import EvalResult, Outcome
 from optimizer.scoring import Expect
 from optimizer.tasks import Task
 
@@ -53,7 +53,7 @@ def test_definition_tokens_follow_the_exposed_definitions() -> None:
 
 
 def test_split_table_counts_per_model_with_what_its_episodes_paid() -> None:
-    from optimizer.efficiency import EpisodeCost
+    from optimizer.stats.efficiency import EpisodeCost
 
     paid = {"t1": EpisodeCost(calls=1, turns=2, tokens=100), "t2": EpisodeCost(calls=4, failed_calls=3, turns=5,
                                                                                 tokens=401)}
@@ -83,7 +83,7 @@ def test_select_picks_the_smallest_front_member_within_noise_of_the_most_accurat
     from types import SimpleNamespace
 
     from optimizer.optimize.rounds import RoundLog, select
-    from optimizer.search import SearchResult, TrialResult
+    from optimizer.search.study import SearchResult, TrialResult
 
     catalog = Catalog("demo", (ToolDef("get_order", "Get an order.", {"type": "object", "properties": {}}),))
     def cand(text: str) -> Candidate:
@@ -127,9 +127,9 @@ def test_select_prefers_fewer_failed_calls_at_equal_accuracy_then_fewer_tokens()
     import asyncio
     from types import SimpleNamespace
 
-    from optimizer.efficiency import EpisodeCost
     from optimizer.optimize.rounds import RoundLog, select
-    from optimizer.search import SearchResult, TrialResult
+    from optimizer.search.study import SearchResult, TrialResult
+    from optimizer.stats.efficiency import EpisodeCost
 
     catalog = Catalog("demo", (ToolDef("get_order", "Get an order.", {"type": "object", "properties": {}}),))
     short = Candidate({"get_order": ToolEdit(description="Look up an order.")})

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply
+from optimizer.files.store import StoredEpisode
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.formats import invent as synthesise
 from optimizer.propose.formats import read_message
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.rules import RulesProposer, replacements
-from optimizer.store import StoredEpisode
 from optimizer.tasks import Expect, Task
-from optimizer.text import words
+from optimizer.text.tokens import words
 
 
 def tool(name: str, description: str, params: dict[str, str], required: Sequence[str] | None = None) -> ToolDef:

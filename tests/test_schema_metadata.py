@@ -13,8 +13,8 @@ from rich.console import Console
 
 from optimizer.cli.review import render_change
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, ToolEdit, apply
+from optimizer.files.patch import load_overlay, overlay_from_json, save_overlay
 from optimizer.optimize.tokens import definition_tokens
-from optimizer.patch import load_overlay, overlay_from_json, save_overlay
 from optimizer.review import ToolChange
 from optimizer.schema_metadata import SAFE_INTEGER, lean_schema
 from optimizer.source import source_patch

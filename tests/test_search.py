@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from optimizer.definitions import Candidate, ToolEdit
-from optimizer.pool import Pool, candidate_from, choice_of, combinations, pool_from
-from optimizer.search import MEMORY_STORAGE as MEMORY
-from optimizer.search import (
+from optimizer.search.pool import Pool, candidate_from, choice_of, combinations, pool_from
+from optimizer.search.study import MEMORY_STORAGE as MEMORY
+from optimizer.search.study import (
     ChunkScore,
     SearchConfig,
     SearchError,
@@ -237,7 +237,7 @@ def _run_killed(pool: Pool, config: SearchConfig, at: int) -> None:
 def _run_dying_after_asking(pool: Pool, config: SearchConfig, at: int) -> None:
     """End the process (as SIGKILL would) right after its `at`-th ask, before the trial's owner is written: the
     trial stays RUNNING with no owner."""
-    import optimizer.search as search_module
+    import optimizer.search.study as search_module
 
     asked = {"n": 0}
     owner = search_module.owner
@@ -259,9 +259,9 @@ def _run_dying_after_asking(pool: Pool, config: SearchConfig, at: int) -> None:
 def test_a_killed_study_resumes_to_the_same_sequence(
     tmp_path: Path, killer: Callable[[Pool, SearchConfig, int], None], at: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import optimizer.trial_owner
+    import optimizer.search.trial_owner
 
-    monkeypatch.setattr(optimizer.trial_owner, "UNCLAIMED_S", 0.5)
+    monkeypatch.setattr(optimizer.search.trial_owner, "UNCLAIMED_S", 0.5)
     pool = pool_from(Candidate(), PROPOSALS)
     config = SearchConfig(trials=10, chunks=2, seed=3)
     uninterrupted = run(pool, Objective(), config)
@@ -315,7 +315,7 @@ def test_twelve_trials_with_a_trivial_objective_are_quick() -> None:
 
 
 def test_at_equal_accuracy_the_search_ranks_fewer_failed_calls_first_then_fewer_tokens() -> None:
-    from optimizer.search import TrialResult, _ranked
+    from optimizer.search.study import TrialResult, _ranked
 
     def trial(number: int, accuracy: float, tokens: int, failed: float) -> TrialResult:
         return TrialResult(number, Candidate({"t": ToolEdit(description=f"d{number}")}), accuracy, tokens, True, 3,

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from optimizer.definitions import Catalog, apply
-from optimizer.patch import load_overlay
+from optimizer.files.patch import load_overlay
 from optimizer.servers import CallOutcome, ServerPool, ServerSpec, python_command
 
 REPO = Path(__file__).resolve().parent.parent

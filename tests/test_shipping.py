@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from optimizer.definitions import Candidate, ToolEdit
-from optimizer.efficiency import EpisodeCost
-from optimizer.evaluate import EvalResult, Outcome
 from optimizer.optimize.rounds import Scored
 from optimizer.optimize.shipping import to_ship
+from optimizer.run.evaluate import EvalResult, Outcome
+from optimizer.stats.efficiency import EpisodeCost
 
 BASELINE = Scored(Candidate(), 1.0, 100, EvalResult("base"))
 

@@ -19,7 +19,7 @@ from optimizer.optimize.tokens import definition_tokens
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.lean import LEAN_ONLY, LeanSchemas
 from optimizer.propose.shrink import ShrinkProposer, kept_sentences, redundant_parameter
-from optimizer.text import sentences
+from optimizer.text.tokens import sentences
 
 CAVEAT = "Only works within allowed directories."
 

@@ -540,7 +540,7 @@ def test_a_question_never_writes_under_a_namespace_of_several_words(habit: str) 
 
 
 def test_a_file_path_reads_as_a_file_and_a_trailing_slash_as_a_folder() -> None:
-    from optimizer.values import describe_values
+    from optimizer.text.values import describe_values
 
     assert describe_values("what docs/setup.md says").split() == ["what", "file", "path", "says"]
     assert describe_values("everything in web/").split() == ["everything", "in", "folder", "path"]

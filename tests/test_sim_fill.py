@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fakes.sim.fill import fill_arguments
 
-from optimizer.values import find_values
+from optimizer.text.values import find_values
 
 
 def schema(required: list[str] | None = None, **props: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, ToolEdit, apply
-from optimizer.patch import load_definitions
+from optimizer.files.patch import load_definitions
 from optimizer.source import NAMESPACE_NOTE, source_patch
 from optimizer.source.typescript import decode, render, tokenize
 

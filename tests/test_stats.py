@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from optimizer.stats import compare, holm, mcnemar_exact, paired_bootstrap, within_noise
+from optimizer.stats.paired import compare, holm, mcnemar_exact, paired_bootstrap, within_noise
 
 
 def outcomes(seed: int, *, tasks: int = 40, epochs: int = 3, drop: float = 0.0) -> tuple[dict, dict]:
@@ -113,7 +113,7 @@ def test_the_bootstrap_draws_exactly_what_random_choices_would() -> None:
     as drawing with `rng.choices` and summing in order, and the Random is left where those draws leave it."""
     import random
 
-    from optimizer.stats import _resampled_means
+    from optimizer.stats.paired import _resampled_means
 
     for seed, m in ((0, 1), (1, 7), (2, 30), (3, 66)):
         diffs = [random.Random(seed + i).choice([-1.0, -2 / 3, -1 / 3, 0.0, 1 / 3, 0.5, 1.0]) for i in range(m)]

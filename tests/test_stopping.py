@@ -6,12 +6,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef
-from optimizer.evaluate import EvalResult, Outcome
 from optimizer.optimize.config import ROUNDS_CAP
 from optimizer.optimize.probes import Probe, refused_calls
 from optimizer.optimize.rounds import Scored
 from optimizer.optimize.stopping import Spending, after_round, before_round, nothing_refused
 from optimizer.propose.base import CallSeen, EpisodeSeen
+from optimizer.run.evaluate import EvalResult, Outcome
 
 
 def run(rounds: Any = "auto", goal: str = "accuracy", max_episodes: int | None = None, episodes: int = 0,
@@ -22,7 +22,7 @@ def run(rounds: Any = "auto", goal: str = "accuracy", max_episodes: int | None =
 
 
 def scored(key: str, accuracy: float, failed: int = 0) -> Scored:
-    from optimizer.efficiency import EpisodeCost
+    from optimizer.stats.efficiency import EpisodeCost
 
     cost = EpisodeCost(calls=1 + failed, failed_calls=failed, turns=1, tokens=10)
     outcomes = [Outcome("t1", "m", "train", 0, accuracy >= 1.0, False, None, None, cost=cost)]

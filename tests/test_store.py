@@ -13,9 +13,9 @@ import pytest
 from helpers import mini_server
 
 from optimizer.definitions import Candidate, ToolEdit
-from optimizer.evaluate import EvalResult, EvalSettings, evaluate
+from optimizer.files.store import RunStore, StoredEpisode, StoreError, atomic_write, episode_key
 from optimizer.models import load_model
-from optimizer.store import RunStore, StoredEpisode, StoreError, atomic_write, episode_key
+from optimizer.run.evaluate import EvalResult, EvalSettings, evaluate
 from optimizer.tasks import Expect, Task
 
 SECRET = "sk-test-1234567890abcdef"

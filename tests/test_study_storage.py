@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.study_storage import StorageOpenError, close_storage, open_storage
+from optimizer.search.storage import StorageOpenError, close_storage, open_storage
 
 
 def open_at_once(url: str, openers: int) -> list[Exception]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.text import inflection_base, shared_prefix, stem, terms
+from optimizer.text.tokens import inflection_base, shared_prefix, stem, terms
 
 
 @pytest.mark.parametrize("forms", [("create", "creates", "created", "creating"), ("make", "makes", "making"),

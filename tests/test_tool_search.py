@@ -16,7 +16,7 @@ from fakes.sim import SimAgent
 from test_episode import FakeServer, ScriptedModel, answer, call, calls_turn
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, apply
-from optimizer.episode import EpisodeConfig, run_episode
+from optimizer.run.episode import EpisodeConfig, run_episode
 from optimizer.tasks import Expect, Task
 from optimizer.tool_search import SEARCH_TOOL, TOP_K, ToolSearch
 

@@ -23,7 +23,7 @@ from conftest import small_optimize_args, small_tasks
 from helpers.cli import CLI_ENV, cli_command
 from helpers.run_db import count_episodes
 
-from optimizer.store import no_room
+from optimizer.files.store import no_room
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"

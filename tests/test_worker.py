@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import cli_command
 
-from optimizer.search import load_trials
+from optimizer.search.study import load_trials
 
 pytestmark = pytest.mark.slow  # end-to-end runs: scheduled first (see conftest.py)
 

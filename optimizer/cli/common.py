@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 
 from optimizer.cli.views import make_console
-from optimizer.config import EvalConfig
+from optimizer.run.config import EvalConfig
 from optimizer.secrets import redact_text, secret_values
 
 err = make_console(stderr=True)

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.config import EvalConfig, RunError
-from optimizer.estimate import Estimate, tokens_range, usd_range
+from optimizer.cost.estimate import Estimate, tokens_range, usd_range
+from optimizer.run.config import EvalConfig, RunError
 
 
 class DryRun(Exception):  # noqa: N818 - a stop on request, not an error

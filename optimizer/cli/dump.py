@@ -10,7 +10,7 @@ import typer
 
 from optimizer.cli.common import HeaderOpt, OverlayOpt, ServerOpt, err, fail, parse_headers
 from optimizer.definitions import Candidate, DefinitionError
-from optimizer.patch import dump_definitions, load_overlay
+from optimizer.files.patch import dump_definitions, load_overlay
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 
 

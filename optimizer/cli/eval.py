@@ -13,10 +13,10 @@ from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress, print_eval
-from optimizer.config import EvalConfig, RunError
 from optimizer.evaluation import run_eval
 from optimizer.models import OFFLINE_DEFAULT, offline_spec
 from optimizer.models.tape import RecordingError, open_recording
+from optimizer.run.config import EvalConfig, RunError
 
 
 @with_options(config_options(EvalConfig, skip={"models"}), [

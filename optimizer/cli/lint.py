@@ -20,10 +20,10 @@ from rich.text import Text
 
 from optimizer.cli.common import err, fail, out, parse_headers
 from optimizer.definitions import Catalog, DefinitionError, ToolDef, apply
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
+from optimizer.files.patch import load_definitions, load_overlay
+from optimizer.files.pin import BLOCKING, KINDS, Difference, LockError, differences, load_lock
 from optimizer.lint import DEFAULT_MAX_TOOLS, LintReport, lint, to_sarif
-from optimizer.patch import load_definitions, load_overlay
-from optimizer.pin import BLOCKING, KINDS, Difference, LockError, differences, load_lock
 from optimizer.servers import ServerError, ServerSpec, list_tools_once
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

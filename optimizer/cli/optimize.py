@@ -17,14 +17,14 @@ from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import build_config, models_option
 from optimizer.cli.views import EvalProgress
-from optimizer.config import RunError
-from optimizer.efficiency import cost_change
 from optimizer.gate import change_text, power_text, underpowered_note
 from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, banners, parse_models
 from optimizer.models.base import ModelSpecError
 from optimizer.optimize import OptimizeConfig, default_models, default_proposer, run_optimize
 from optimizer.optimize.report_learning import refused_text, shipped_lines
-from optimizer.text import points
+from optimizer.run.config import RunError
+from optimizer.stats.efficiency import cost_change
+from optimizer.text.tokens import points
 
 CHOICE_OPTIONS = [
     models_option(None, "Comma-separated models (default: Claude when ANTHROPIC_API_KEY is set; --offline for "

@@ -12,8 +12,8 @@ from rich.markup import escape
 
 from optimizer.cli.common import fail, out, parse_headers
 from optimizer.definitions import Catalog, DefinitionError, apply
-from optimizer.patch import load_overlay
-from optimizer.pin import write_lock
+from optimizer.files.patch import load_overlay
+from optimizer.files.pin import write_lock
 from optimizer.servers import ServerError, ServerSpec, list_tools_once
 
 

@@ -12,19 +12,19 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.call_change import call_change_text, calls_cell
 from optimizer.cli.common import err, exits_on_errors, out, run_job
 from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.options import config_options, option, run_options, with_options
 from optimizer.cli.settings import MODELS_HELP, build_config, models_option
 from optimizer.cli.views import EvalProgress
-from optimizer.config import RunError
 from optimizer.gate import power_text, underpowered_note, verdict_text
 from optimizer.models import OFFLINE_DEFAULT, banners, offline_spec
 from optimizer.models.base import ModelSpecError
 from optimizer.regress import RegressConfig, run_regress
 from optimizer.regress.outputs import check_outputs, markdown, write
-from optimizer.text import points
+from optimizer.run.config import RunError
+from optimizer.stats.call_change import call_change_text, calls_cell
+from optimizer.text.tokens import points
 
 REGRESS_OPTIONS = [
     models_option(None, MODELS_HELP),

@@ -18,10 +18,10 @@ from rich.table import Table
 from optimizer.cli.common import HeaderOpt, err, fail, out, parse_headers, run_job
 from optimizer.cli.costs import DryRun, dry_run_exit, on_estimate
 from optimizer.cli.settings import check_recording
-from optimizer.config import CONFIRM_USD, RunError
 from optimizer.models import banners
 from optimizer.models.base import ModelAccessError, ModelSpecError, ModelUnavailable
 from optimizer.models.defaults import CLAUDE_PROPOSER, check_model_name
+from optimizer.run.config import CONFIRM_USD, RunError
 from optimizer.servers import ServerError, ServerSpec, one_connection
 from optimizer.tasks import TaskError, TaskSet, load_tasks
 from optimizer.tasks.check import CheckReport, check_tasks, replay

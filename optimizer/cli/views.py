@@ -10,10 +10,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from optimizer.efficiency import cost_figure
-from optimizer.evaluate import Outcome
 from optimizer.models import banners
-from optimizer.text import points
+from optimizer.run.evaluate import Outcome
+from optimizer.stats.efficiency import cost_figure
+from optimizer.text.tokens import points
 
 PIPED_WIDTH = 140
 

@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 
 from optimizer.cli.common import fail, out
-from optimizer.config import RunError
 from optimizer.optimize.worker import run_worker
+from optimizer.run.config import RunError
 
 
 def worker_command(

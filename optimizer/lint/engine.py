@@ -6,7 +6,7 @@ Contracts:
 - Scores run from 0 (worst) to 100 (no findings). A tool starts at 100 and loses 25 per error, 8 per
   warning and 2 per info, floor 0. The server score is the mean tool score (100 for an empty server)
   minus the same penalties for each server-level finding, floor 0, rounded to one decimal.
-- Token counts are local estimates (`optimizer.text.estimate_tokens` over each definition's canonical JSON).
+- Token counts are local estimates (`optimizer.text.tokens.estimate_tokens` over each definition's canonical JSON).
 - A tool's findings are ordered most severe first; within a severity, in the order `lint_tools` runs the
   checks (description, look-alikes, parameters, returns, mechanics, annotations, name, definition size, text,
   security).

@@ -17,7 +17,7 @@ import re
 from optimizer.definitions import ToolDef
 from optimizer.lint.findings import Finding, Rule, Severity, finding, rule
 from optimizer.lint.vocabulary import canon, name_words, vocab
-from optimizer.text import estimate_tokens, first_sentence, stem, terms
+from optimizer.text.tokens import estimate_tokens, first_sentence, stem, terms
 
 THIN_CHARS = 80
 LONG_CHARS = 1000

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from optimizer.definitions import MCP_NAME, ToolDef
 from optimizer.lint.findings import Finding, Rule, Severity, finding, rule
 from optimizer.lint.vocabulary import KNOWN_VERBS, name_style, name_words
-from optimizer.text import words
+from optimizer.text.tokens import words
 
 LONG_NAME = 40
 

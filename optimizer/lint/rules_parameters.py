@@ -17,7 +17,7 @@ from optimizer.definitions import ToolDef
 from optimizer.lint.findings import Finding, Rule, Severity, finding, rule
 from optimizer.lint.schema import Param, has_format, is_closed, iter_params, object_schemas, value_types
 from optimizer.lint.vocabulary import name_words, vocab
-from optimizer.text import words
+from optimizer.text.tokens import words
 
 MAX_DEPTH = 2
 

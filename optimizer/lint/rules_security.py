@@ -37,7 +37,7 @@ from optimizer.lint.security_shapes import (
     without_hidden,
 )
 from optimizer.lint.vocabulary import WRITE_VERBS, action_verb
-from optimizer.text import json_strings
+from optimizer.text.tokens import json_strings
 
 DECLARED: dict[str, Rule] = {r.id: r for r in (
     rule("security-invisible-unicode", "security", "error", "Definitions hold no invisible or reordering characters.",

@@ -33,8 +33,8 @@ from optimizer.lint.text_shapes import (
     parameter_lists,
     schema_words,
 )
-from optimizer.text import STOPWORDS, words
-from optimizer.values import find_values
+from optimizer.text.tokens import STOPWORDS, words
+from optimizer.text.values import find_values
 
 COPIED_RUN = 6
 """Words in a row, at least half of them content words, that make text a copy of a tool result."""

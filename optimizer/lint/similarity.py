@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from optimizer.definitions import ToolDef
 from optimizer.lint.vocabulary import CANONICAL_VERBS, canon, name_words, vocab
-from optimizer.text import STOPWORDS, stem, words
+from optimizer.text.tokens import STOPWORDS, stem, words
 
 NEIGHBOUR_SIMILARITY = 0.25
 """Two tools at least this similar are neighbours: each should say where its boundary is."""

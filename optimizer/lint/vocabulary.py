@@ -2,7 +2,7 @@
 
 Contracts:
 - Verb lists hold lower-case words as they appear in tool names; `VERB_CLASS` maps stemmed forms
-  (via `optimizer.text.stem`) to a canonical verb, so similar verbs count as one word.
+  (via `optimizer.text.tokens.stem`) to a canonical verb, so similar verbs count as one word.
 - `name_words` splits a tool name into lower-case words (snake, kebab, camel and dotted names alike).
 - `name_style` classifies a multi-word name; it returns None for one plain lower-case word.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from optimizer.text import stem, words
+from optimizer.text.tokens import stem, words
 
 DEPRECATED = re.compile(r"\b(deprecated|obsolete|superseded)\b", re.IGNORECASE)
 """A notice that a tool is retired, usually naming its replacement ("DEPRECATED: Use read_text_file instead.")."""

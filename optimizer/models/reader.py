@@ -1,7 +1,7 @@
 """Offline readers as run models (`reader:bm25`, `reader:embed`): a tool search or an embedding router, the real
 systems of `optimizer.readers`, standing where an agent would.
 
-Contract: a reader takes no turns and calls nothing. Its episode (`optimizer.episode`) ranks the exposed tools for
+Contract: a reader takes no turns and calls nothing. Its episode (`optimizer.run.episode`) ranks the exposed tools for
 the task's prompt; the top hit is its choice, recorded as an uncalled first call, and the episode passes when that is
 the task's first expected tool (none chosen, for a task that expects no tool). The top five are kept, so runs report
 recall at 5. What it measures is findability — how a tool search or a router finds the tool for a request — never

@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from optimizer.config import EvalConfig, RunError
 from optimizer.models import CLAUDE_PROPOSER, CLAUDE_TASK_MODELS, OFFLINE_DEFAULT
 from optimizer.models.tape import Recording, RecordingError, open_recording
+from optimizer.run.config import EvalConfig, RunError
 
 ROUNDS_CAP = 6
 """The most rounds `--rounds auto` runs."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.store import StoredEpisode
+from optimizer.files.store import StoredEpisode
 
 DOMINANT = 0.5
 """A mode is worth a sentence when it covers at least this share of the failed episodes."""

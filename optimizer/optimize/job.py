@@ -19,12 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from optimizer.config import RunError
+from optimizer.cost.estimate import Estimate, Plan, judged
 from optimizer.definitions import Candidate, Catalog, apply
-from optimizer.estimate import Estimate, Plan, judged
-from optimizer.evaluate import Progress
 from optimizer.gate import judge
-from optimizer.harness import Costing, open_harness
 from optimizer.lint import findings_as_evidence, lint
 from optimizer.optimize.config import OptimizeConfig, gate_settings
 from optimizer.optimize.learning import Learned, learn, refused_left
@@ -50,6 +47,9 @@ from optimizer.propose import ProposerError, load_proposer
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.evidence import build_evidence
 from optimizer.propose.refusals import ProbeVerdict
+from optimizer.run.config import RunError
+from optimizer.run.evaluate import Progress
+from optimizer.run.harness import Costing, open_harness
 from optimizer.tasks import Task, TaskSet
 
 NOTHING_REDUNDANT = ("nothing more the offline proposer can prove redundant (a sentence that repeats the name or "

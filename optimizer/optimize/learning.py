@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.harness import Harness
+from optimizer.files.store import StoredEpisode
 from optimizer.optimize.config import OptimizeConfig
 from optimizer.optimize.probes import Probe, probe_calls, refused_calls
 from optimizer.propose.evidence import train_seen
 from optimizer.propose.ledger import Ledger, build_ledger, refused_in
 from optimizer.propose.refusals import ProbeVerdict
-from optimizer.store import StoredEpisode
+from optimizer.run.harness import Harness
 
 
 @dataclass

@@ -8,12 +8,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from optimizer.cost.estimate import caching_saves
+from optimizer.cost.prices import PriceTable, load_prices
 from optimizer.definitions import Catalog, apply
-from optimizer.efficiency import efficiency_cell
-from optimizer.estimate import caching_saves
-from optimizer.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.evaluation import reading_recall
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
+from optimizer.files.patch import definitions_diff, save_overlay
+from optimizer.files.pin import write_lock
+from optimizer.files.store import StoredEpisode
 from optimizer.models.reader import ToolRanker
 from optimizer.models.tape import keep_outcome
 from optimizer.optimize.config import gate_settings
@@ -22,14 +24,12 @@ from optimizer.optimize.report_html import write_report_html
 from optimizer.optimize.report_md import report_markdown
 from optimizer.optimize.rounds import Outcome, Scored
 from optimizer.optimize.tokens import tokens_per_tool
-from optimizer.patch import definitions_diff, save_overlay
-from optimizer.pin import write_lock
-from optimizer.prices import PriceTable, load_prices
+from optimizer.run.evaluate import EvalResult, search_recall, unfound_queries
 from optimizer.scoring import accuracy_table
 from optimizer.servers.leases import state_report
 from optimizer.source import source_patch
-from optimizer.store import StoredEpisode
-from optimizer.text import estimate_tokens
+from optimizer.stats.efficiency import efficiency_cell
+from optimizer.text.tokens import estimate_tokens
 
 
 def split_table(result: EvalResult, models: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -1,5 +1,5 @@
 """What an `optimize` run will play, before it plays it: the episodes of each phase per agent model, low and high,
-and the proposer's requests (`optimizer.estimate` prices them).
+and the proposer's requests (`optimizer.cost.estimate` prices them).
 
 Low: the baseline, one round whose whole proposals stop after the first chunk of train tasks, the gate. High: every
 round the settings allow (`--rounds N`, or the auto cap), each with all its trials on every train task and a
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from optimizer.estimate import Phase, Plan
+from optimizer.cost.estimate import Phase, Plan
 from optimizer.optimize.config import ROUNDS_CAP, OptimizeConfig
 
 

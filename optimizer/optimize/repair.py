@@ -18,12 +18,12 @@ from dataclasses import replace
 from typing import Any
 
 from optimizer.definitions import Candidate, digest
-from optimizer.harness import Harness
+from optimizer.files.patch import overlay_from_json
 from optimizer.models.base import ModelUnavailable
 from optimizer.optimize.config import OptimizeConfig
 from optimizer.optimize.screening import Screen, Screened
-from optimizer.patch import overlay_from_json
 from optimizer.propose.base import Evidence, Proposer, RepairingProposer
+from optimizer.run.harness import Harness
 
 
 async def repair_round(

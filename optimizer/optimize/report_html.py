@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from optimizer.efficiency import KEYS, cost_change
-from optimizer.evaluate import first_tool_confusion
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 from optimizer.gate import gate_rule
 from optimizer.html_report import Bar, Page, changes_of, render
 from optimizer.models import banners
 from optimizer.optimize.rounds import Outcome
-from optimizer.search import SearchError, load_trials
+from optimizer.run.evaluate import first_tool_confusion
+from optimizer.search.study import SearchError, load_trials
+from optimizer.stats.efficiency import KEYS, cost_change
 
 
 def write_report_html(outcome: Outcome, data: dict[str, Any]) -> Path:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer.call_change import calls_cell
 from optimizer.definitions import Candidate
-from optimizer.efficiency import KEYS, cost_change
-from optimizer.evaluate import first_tool_confusion
+from optimizer.files.patch import definitions_diff
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.models import banners
 from optimizer.optimize.report_learning import learning_section, shipped_lines
 from optimizer.optimize.rounds import Outcome
-from optimizer.patch import definitions_diff
-from optimizer.text import points
+from optimizer.run.evaluate import first_tool_confusion
+from optimizer.stats.call_change import calls_cell
+from optimizer.stats.efficiency import KEYS, cost_change
+from optimizer.text.tokens import points
 
 
 def report_markdown(outcome: Outcome, data: dict[str, Any], patch: str) -> str:

@@ -14,19 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolEdit, digest
-from optimizer.efficiency import efficiency_cell
-from optimizer.evaluate import EvalResult
+from optimizer.files.patch import overlay_from_json
 from optimizer.gate import ModelVerdict
-from optimizer.harness import Harness
 from optimizer.models.base import ModelUnavailable
 from optimizer.optimize.config import OptimizeConfig
 from optimizer.optimize.tokens import definition_tokens, tokens_per_tool
-from optimizer.patch import overlay_from_json
-from optimizer.pool import candidate_from, pool_from, smallest_choice
 from optimizer.propose.base import Evidence, Proposer
 from optimizer.propose.lean import leaned
-from optimizer.search import ChunkScore, SearchConfig, SearchResult, search
-from optimizer.stats import within_noise
+from optimizer.run.evaluate import EvalResult
+from optimizer.run.harness import Harness
+from optimizer.search.pool import candidate_from, pool_from, smallest_choice
+from optimizer.search.study import ChunkScore, SearchConfig, SearchResult, search
+from optimizer.stats.efficiency import efficiency_cell
+from optimizer.stats.paired import within_noise
 from optimizer.tasks import Task
 
 OptimizeRun = Harness[OptimizeConfig]

@@ -17,7 +17,7 @@ from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.ledger import Ledger
 from optimizer.propose.safety import catalog_strings, catalog_text, unsafe_reasons
 from optimizer.references import given_names, settled, unexposed
-from optimizer.search import SearchResult, without
+from optimizer.search.study import SearchResult, without
 from optimizer.tasks import Task
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from optimizer.efficiency import efficiency_cell
-from optimizer.evaluate import EvalResult
 from optimizer.optimize.rounds import Scored
+from optimizer.run.evaluate import EvalResult
+from optimizer.stats.efficiency import efficiency_cell
 
 
 @dataclass(frozen=True)

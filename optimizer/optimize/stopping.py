@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optimizer.harness import Harness
 from optimizer.optimize.config import ROUNDS_CAP, OptimizeConfig
 from optimizer.optimize.rounds import Scored, Stop, failed_calls
+from optimizer.run.harness import Harness
 
 RULES = ("perfect", "no-progress", "nothing-refused", "cap", "rounds", "max-usd", "max-episodes", "no-candidates",
          "proposer-error", "unfit")

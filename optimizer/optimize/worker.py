@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from optimizer.config import RunError
-from optimizer.evaluate import Progress
-from optimizer.harness import open_harness
 from optimizer.optimize.config import OptimizeConfig
 from optimizer.optimize.rounds import make_objective
-from optimizer.search import SearchError, search, study_setup
+from optimizer.run.config import RunError
+from optimizer.run.evaluate import Progress
+from optimizer.run.harness import open_harness
+from optimizer.search.study import SearchError, search, study_setup
 
 WAIT_POLL_S = 0.5
 """How often a waiting worker looks for its study."""

@@ -53,7 +53,7 @@ from optimizer.propose.base import Evidence
 from optimizer.propose.claude_reply import MAX_DESCRIPTION, TOOL_NAME, Kept, Reading, read_reply
 from optimizer.propose.evidence import evidence_for_tools
 from optimizer.propose.groups import merged, sub_candidate, sub_catalog, tool_groups
-from optimizer.text import estimate_tokens
+from optimizer.text.tokens import estimate_tokens
 
 REQUEST_BUDGET = 30_000
 """Estimated tokens the first proposer request may take, whatever the server's size: past it, the proposal is split

@@ -30,13 +30,13 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from optimizer.files.store import StoredEpisode
 from optimizer.prompt_files import fence
 from optimizer.propose.base import CallSeen, EpisodeSeen, Evidence
 from optimizer.propose.ledger import Ledger
 from optimizer.propose.refusals import blamed_argument, error_parts
-from optimizer.store import StoredEpisode
 from optimizer.tasks import Task
-from optimizer.text import estimate_tokens
+from optimizer.text.tokens import estimate_tokens
 
 NO_CALL = "(no call)"
 RESULT_CHARS = 400

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from optimizer.propose.evidence import listed, listing
 from optimizer.propose.leakage import leaked_phrases
-from optimizer.text import STOPWORDS, words
-from optimizer.values import KIND_WORDS, find_values
+from optimizer.text.tokens import STOPWORDS, words
+from optimizer.text.values import KIND_WORDS, find_values
 
 NOUNS = {"email": "email address", "phone": "phone number", "date": "ISO date", "date_text": "date", "url": "URL",
          "path": "path", "hash_id": "number", "prefixed_id": "id", "code": "code", "time": "time", "money": "amount"}

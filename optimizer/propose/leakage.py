@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 
-from optimizer.text import STOPWORDS, inflection_base, stem, words
-from optimizer.values import PATTERNS, TZ_AREAS, find_values
+from optimizer.text.tokens import STOPWORDS, inflection_base, stem, words
+from optimizer.text.values import PATTERNS, TZ_AREAS, find_values
 
 LONG_RUN = 6
 """Words in a row from one prompt that are copying whatever the words (two of them content words)."""

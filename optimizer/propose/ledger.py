@@ -28,9 +28,9 @@ from optimizer.definitions import Catalog
 from optimizer.prompt_files import fence
 from optimizer.propose.refusals import ProbeVerdict, error_parts, refused_arguments, value_text
 from optimizer.propose.seen import CallSeen, EpisodeSeen
-from optimizer.result_text import result_fields
-from optimizer.text import estimate_tokens, words
-from optimizer.values import find_values, names_a_file
+from optimizer.text.results import result_fields
+from optimizer.text.tokens import estimate_tokens, words
+from optimizer.text.values import find_values, names_a_file
 
 VALUE_CHARS = 40
 """Longer values are text, not values: never sampled, never grounded."""

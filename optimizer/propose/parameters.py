@@ -26,8 +26,8 @@ from optimizer.propose.evidence import ArgumentNote, argument_notes
 from optimizer.propose.formats import NOUNS, Alternative, Format, read_gloss, read_message
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.ledger import Ledger, vocabulary
-from optimizer.text import terms, words
-from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, find_values, property_kinds
+from optimizer.text.tokens import terms, words
+from optimizer.text.values import ENTITY_KINDS, FREE_TEXT_WORDS, find_values, property_kinds
 
 GENERIC_PARAMETERS = frozenset(("id", "value", "data", "q", "query", "input", "text", "key", "name", "type", "item",
                                "arg", "args", "params", "payload", "body", "content", "object", "string", "number",

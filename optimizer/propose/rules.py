@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from optimizer.definitions import Candidate, Catalog, ToolEdit
-from optimizer.mentions import mentioned
 from optimizer.propose.base import EpisodeSeen, Evidence, OfflineProposer
 from optimizer.propose.leakage import leaked_phrases
 from optimizer.propose.parameters import parameter_facts
-from optimizer.text import terms
+from optimizer.text.mentions import mentioned
+from optimizer.text.tokens import terms
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import unicodedata
 
 from optimizer.definitions import MCP_NAME, Candidate, Catalog, ToolDef, parameter_paths
 from optimizer.lint.security_shapes import AGENT_AIMED, LINK
-from optimizer.text import json_strings
+from optimizer.text.tokens import json_strings
 
 MAX_DESCRIPTION_CHARS = 1_500
 """A tool description longer than this is padding or a payload, not documentation."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from optimizer.definitions import Candidate, Catalog, ToolDef, ToolEdit, apply, parameter_paths
 from optimizer.propose.base import Evidence, OfflineProposer
-from optimizer.text import sentences, terms
+from optimizer.text.tokens import sentences, terms
 
 SCHEMA_WORDS = frozenset(terms("string number integer boolean array object list of required optional default "
                                "value values one either true false null the a an"))

@@ -16,19 +16,19 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from optimizer.config import EvalConfig, RunError
+from optimizer.cost.estimate import Estimate, Plan, eval_plan, judged
 from optimizer.definitions import Candidate, Catalog, DefinitionError
-from optimizer.estimate import Estimate, Plan, eval_plan, judged
-from optimizer.evaluate import EvalResult, Progress, first_tool_confusion
+from optimizer.files.patch import load_overlay
+from optimizer.files.store import StoredEpisode
 from optimizer.gate import judge, outcomes_by_task
-from optimizer.harness import Costing, Harness, open_harness
 from optimizer.html_report import changes_of
 from optimizer.models.tape import keep_outcome
-from optimizer.patch import load_overlay
 from optimizer.regress.outputs import write_report_html
+from optimizer.run.config import EvalConfig, RunError
+from optimizer.run.evaluate import EvalResult, Progress, first_tool_confusion
+from optimizer.run.harness import Costing, Harness, open_harness
 from optimizer.servers import ServerError, ServerPool, ServerSpec
 from optimizer.servers.leases import state_report
-from optimizer.store import StoredEpisode
 from optimizer.tasks import TaskSet
 
 

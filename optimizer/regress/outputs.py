@@ -8,12 +8,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from optimizer.call_change import call_change_text, calls_cell
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 from optimizer.gate import gate_rule, power_text, underpowered_note, verdict_text
 from optimizer.html_report import Bar, Change, Page, render
 from optimizer.models import banners
-from optimizer.text import points
+from optimizer.stats.call_change import call_change_text, calls_cell
+from optimizer.text.tokens import points
 
 SUFFIXES = (".json", ".junit.xml", ".md")
 

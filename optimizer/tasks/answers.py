@@ -23,10 +23,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from optimizer.result_text import parse_literal
 from optimizer.scoring import Expect
-from optimizer.text import STOPWORDS
-from optimizer.values import find_values
+from optimizer.text.results import parse_literal
+from optimizer.text.tokens import STOPWORDS
+from optimizer.text.values import find_values
 
 CHECKED_MATCHES = ("contains", "exact")
 _CODE = re.compile(r"[(){}\[\]=<>`|\\]")

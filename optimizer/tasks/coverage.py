@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.result_text import says_error
 from optimizer.tasks import Task
-from optimizer.text import words
-from optimizer.values import KIND_AS_WORD, property_kinds
+from optimizer.text.results import says_error
+from optimizer.text.tokens import words
+from optimizer.text.values import KIND_AS_WORD, property_kinds
 
 MAX_ERRORS = 3
 MAX_TRIED = 4

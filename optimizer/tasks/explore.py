@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.result_text import LINKS, clean_label, parse_literal, says_error, substantive
 from optimizer.servers import CallOutcome
-from optimizer.text import STOPWORDS, stem, words
-from optimizer.values import ENTITY_KINDS, FREE_TEXT_WORDS, ID_WORDS, find_values, property_kinds
+from optimizer.text.results import LINKS, clean_label, parse_literal, says_error, substantive
+from optimizer.text.tokens import STOPWORDS, stem, words
+from optimizer.text.values import ENTITY_KINDS, FREE_TEXT_WORDS, ID_WORDS, find_values, property_kinds
 
 ROUNDS = 4
 _ID_KINDS = frozenset(("prefixed_id", "hash_id", "uuid", "code"))

@@ -35,16 +35,16 @@ from typing import Any
 
 import yaml
 
-from optimizer.config import CONFIRM_USD
+from optimizer.cost.estimate import Estimate, generation_estimate
+from optimizer.cost.prices import PriceTable
 from optimizer.definitions import Catalog
-from optimizer.estimate import Estimate, generation_estimate
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 from optimizer.lint.rules_description import definition_tokens as tool_tokens
 from optimizer.models import Providers, ProviderSettings
 from optimizer.models.base import MessagesClient, Reply, Usage
 from optimizer.models.tape import keep_outcome
-from optimizer.prices import PriceTable
 from optimizer.prompt_files import fence, load_prompt, render
+from optimizer.run.config import CONFIRM_USD
 from optimizer.scoring import Expect
 from optimizer.servers import CallOutcome, ServerPool, ServerSpec
 from optimizer.tasks import Task, TaskSet, assign_split

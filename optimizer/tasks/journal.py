@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 from optimizer.models.base import Reply
 
 

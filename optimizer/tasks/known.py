@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from optimizer.tasks.explore import Seen, harvest, kind_of
-from optimizer.text import words
-from optimizer.values import ID_WORDS
+from optimizer.text.tokens import words
+from optimizer.text.values import ID_WORDS
 
 MAX_FACTS = 200
 _LABELLED = re.compile(r"^([A-Za-z][A-Za-z0-9 _/'.-]{0,40}?)\s*:\s+(\S.*)$")

@@ -21,12 +21,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef
-from optimizer.result_text import substantive
 from optimizer.scoring import Expect
 from optimizer.tasks import Task, assign_split
 from optimizer.tasks.explore import Exploration, Observation, Seen, accepted, fitting, harvest
-from optimizer.text import STOPWORDS, first_sentence, words
-from optimizer.values import ENTITY_KINDS, KIND_AS_WORD
+from optimizer.text.results import substantive
+from optimizer.text.tokens import STOPWORDS, first_sentence, words
+from optimizer.text.values import ENTITY_KINDS, KIND_AS_WORD
 
 PURPOSE_WORDS = 14
 OFFLINE_KINDS = ("lookup", "multi_step", "tool_choice")

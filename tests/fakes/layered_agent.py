@@ -12,7 +12,7 @@ from typing import Any
 
 from fakes.anthropic_api import request_messages, text_reply, tool_use_reply
 from fakes.sim.options import listed_options
-from optimizer.text import words
+from optimizer.text.tokens import words
 
 SAID = {"unit": r"\bin ([a-z ]+?)(?: over\b|\?)", "band": r"\b((?:high|low) flow)\b", "window": r"\bthe (past \w+)"}
 

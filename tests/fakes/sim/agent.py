@@ -32,9 +32,18 @@ from typing import Any
 from optimizer.definitions import ToolDef, canonical_json
 from optimizer.lint.vocabulary import DEPRECATED, KEEPING_VERBS, VERB_CLASS, WRITE_VERBS
 from optimizer.models.base import Message, ModelSpecError, ToolCall, Turn, Usage
-from optimizer.text import STOPWORDS, estimate_tokens, first_sentence, sentences, shared_prefix, stem, terms, words
+from optimizer.text.tokens import (
+    STOPWORDS,
+    estimate_tokens,
+    first_sentence,
+    sentences,
+    shared_prefix,
+    stem,
+    terms,
+    words,
+)
+from optimizer.text.values import describe_values, property_kinds, shapes_in
 from optimizer.tool_search import SEARCH_TOOL
-from optimizer.values import describe_values, property_kinds, shapes_in
 
 from .fill import fill_arguments
 from .fit import capacity, fit_factors

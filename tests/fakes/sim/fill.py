@@ -1,5 +1,5 @@
 """How the simulated agents (test doubles) fill tool arguments: values found in the task text (then in earlier tool
-results, see `optimizer.values`), matched to parameters by their kind — type, enum, format, pattern, name and
+results, see `optimizer.text.values`), matched to parameters by their kind — type, enum, format, pattern, name and
 description say which. Values are written in the shape the parameter asks for (`shapes.py`); parameters that take
 words get a phrase of the request (`phrases.py`), never the whole request. Optional parameters get a value only
 when the text gives a confident one. No rule here reads any one server's definitions."""
@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from optimizer.text import terms, words
-from optimizer.values import (
+from optimizer.text.tokens import terms, words
+from optimizer.text.values import (
     ENTITY_KINDS,
     FREE_TEXT_WORDS,
     ID_WORDS,

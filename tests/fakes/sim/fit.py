@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Mapping
 
 from optimizer.definitions import ToolDef
-from optimizer.text import inflection_base, words
-from optimizer.values import KIND_WORDS, find_values, property_kinds
+from optimizer.text.tokens import inflection_base, words
+from optimizer.text.values import KIND_WORDS, find_values, property_kinds
 
 UNUSED = 0.75
 """The score factor of a tool that takes none of the request's values (one that takes all of them keeps its score)."""

@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from optimizer.text import terms, words
-from optimizer.values import NUMBER_WORDS, find_values, property_kinds, wants_cents
+from optimizer.text.tokens import terms, words
+from optimizer.text.values import NUMBER_WORDS, find_values, property_kinds, wants_cents
 
 from .reading import Reading
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from optimizer.text import STOPWORDS, stem, terms
+from optimizer.text.tokens import STOPWORDS, stem, terms
 
 # Words that ask for something rather than name it: a request's verb is not its topic, nor part of a name.
 REQUEST_VERBS = frozenset(terms(

@@ -9,7 +9,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.values import Found, find_values
+from optimizer.text.values import Found, find_values
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from optimizer.text import sentences, terms
-from optimizer.values import KIND_AS_WORD, describe_values, find_values
+from optimizer.text.tokens import sentences, terms
+from optimizer.text.values import KIND_AS_WORD, describe_values, find_values
 
 from .phrases import only_states
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from optimizer.values import MONTHS, NUMBER_WORDS, find_values
+from optimizer.text.values import MONTHS, NUMBER_WORDS, find_values
 
 
 def clock(text: str) -> tuple[int, int, int] | None:
-    """(hour, minute, second) of a time as `optimizer.values` reads it: 14:30, 2:30 pm, 9am, noon,
+    """(hour, minute, second) of a time as `optimizer.text.values` reads it: 14:30, 2:30 pm, 9am, noon,
     "half past three in the afternoon", "quarter to five"."""
     lowered = text.lower().strip()
     if lowered in ("noon", "midday"):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from optimizer.text import words
+from optimizer.text.tokens import words
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _AMPM = r"(?:[AaPp]\.?[Mm]\.?)(?![A-Za-z])"

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from optimizer.definitions import Catalog, Exposed
-from optimizer.episode import CallTool
+from optimizer.run.episode import CallTool
 from optimizer.servers import CallOutcome, ServerError, ServerPool, ServerSpec
 
 ClientNaming = Literal["plain", "claude-code"]

@@ -1,5 +1,5 @@
 """Earlier runs of a server in a runs directory, for what they measured: the episode shape a cost estimate uses
-(`optimizer.estimate.shape_from_runs`) when the server has been run before with a model that takes turns."""
+(`optimizer.cost.estimate.shape_from_runs`) when the server has been run before with a model that takes turns."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from optimizer.estimate import EpisodeShape, shape_from_runs
-from optimizer.store import RunStore, StoreError
-from optimizer.text import estimate_tokens
+from optimizer.cost.estimate import EpisodeShape, shape_from_runs
+from optimizer.files.store import RunStore, StoreError
+from optimizer.text.tokens import estimate_tokens
 
 MAX_RUNS = 20
 """The most recent runs of the server read (by their directory's time)."""

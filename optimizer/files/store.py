@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import digest
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 from optimizer.secrets import redact_text, secret_values
 
 SCHEMA = """

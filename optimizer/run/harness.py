@@ -16,27 +16,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from optimizer.budget import Budget, BudgetedAgent, BudgetExceeded
-from optimizer.config import ConfigT, EvalConfig, RunError, resolve_config
-from optimizer.context import Context, ContextError, context_specs, open_context
+from optimizer.cost.budget import Budget, BudgetedAgent, BudgetExceeded
+from optimizer.cost.estimate import DEFAULT_SHAPE, Estimate, Plan, estimate
+from optimizer.cost.history import earlier_shape
+from optimizer.cost.prices import PriceError, PriceTable, load_prices
 from optimizer.definitions import Candidate, Catalog, DefinitionError, ToolDef, apply
-from optimizer.episode import EpisodeConfig
-from optimizer.estimate import DEFAULT_SHAPE, Estimate, Plan, estimate
-from optimizer.evaluate import EvalResult, EvalSettings, Progress, evaluate
-from optimizer.history import earlier_shape
+from optimizer.files.patch import load_overlay
+from optimizer.files.store import RunStore, StoreError, no_room
 from optimizer.judge import Grader, JudgeSetupError, make_judge
 from optimizer.lint.rules_description import definition_tokens as tool_tokens
 from optimizer.models import Providers, ProviderSettings, load_models
 from optimizer.models.base import AgentModel, ModelAccessError, ModelSpecError, ModelUnavailable, ReplayMissing
 from optimizer.models.tape import RecordingError
-from optimizer.patch import load_overlay
-from optimizer.prices import PriceError, PriceTable, load_prices
 from optimizer.prompt_files import load_prompt
-from optimizer.search import SearchError, check_storage
+from optimizer.run.config import ConfigT, EvalConfig, RunError, resolve_config
+from optimizer.run.context import Context, ContextError, context_specs, open_context
+from optimizer.run.episode import EpisodeConfig
+from optimizer.run.evaluate import EvalResult, EvalSettings, Progress, evaluate
+from optimizer.search.study import SearchError, check_storage
 from optimizer.servers import ServerError, ServerPool, ServerSpec
-from optimizer.store import RunStore, StoreError, no_room
 from optimizer.tasks import Task, TaskError, TaskSet, load_tasks
-from optimizer.text import estimate_tokens
+from optimizer.text.tokens import estimate_tokens
 
 T = TypeVar("T")
 

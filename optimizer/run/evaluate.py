@@ -19,16 +19,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer.context import ClientNaming, Context, client_names
 from optimizer.definitions import Candidate, Catalog, Exposed, apply, digest
-from optimizer.efficiency import EpisodeCost
-from optimizer.episode import CallTool, Episode, EpisodeConfig, run_episode
+from optimizer.files.store import RunStore, StoredEpisode, episode_key
 from optimizer.judge import Grader, JudgeVerdict
 from optimizer.models.base import AgentModel, Message, ModelUnavailable
+from optimizer.run.context import ClientNaming, Context, client_names
+from optimizer.run.episode import CallTool, Episode, EpisodeConfig, run_episode
 from optimizer.scoring import choice_verdict, confusion, response_text, score
 from optimizer.servers import ServerPool
 from optimizer.servers.leases import Lease, Leases, may_change_state
-from optimizer.store import RunStore, StoredEpisode, episode_key
+from optimizer.stats.efficiency import EpisodeCost
 from optimizer.tasks import Task
 from optimizer.tool_search import SearchMode, ToolSearch
 

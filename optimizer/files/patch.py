@@ -23,7 +23,7 @@ from optimizer.definitions import (
     apply,
     canonical_json,
 )
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 
 TOOL_KEYS = {"name", "description", "parameters", "lean_schema"}
 

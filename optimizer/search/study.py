@@ -31,10 +31,10 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, Trial, TrialState
 
 from optimizer.definitions import Candidate, Scheme
-from optimizer.patch import overlay_from_json
-from optimizer.pool import Pool, candidate_from, choice_of, pool_from_json, pool_to_json
-from optimizer.study_storage import MEMORY_STORAGE, StorageOpenError, close_storage, open_storage, quiet
-from optimizer.trial_owner import abandoned_on_error, orphaned, owner, unclaimed_wait
+from optimizer.files.patch import overlay_from_json
+from optimizer.search.pool import Pool, candidate_from, choice_of, pool_from_json, pool_to_json
+from optimizer.search.storage import MEMORY_STORAGE, StorageOpenError, close_storage, open_storage, quiet
+from optimizer.search.trial_owner import abandoned_on_error, orphaned, owner, unclaimed_wait
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # the core does not print; callers report progress
 

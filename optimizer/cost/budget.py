@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from optimizer.cost.prices import PriceTable
 from optimizer.definitions import ToolDef
 from optimizer.models.base import AgentModel, Message, ModelAccessError, Turn
-from optimizer.prices import PriceTable
 
 
 class BudgetExceeded(ModelAccessError):

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from optimizer.cost.prices import PriceTable, is_offline_model
 from optimizer.models.defaults import CLAUDE_JUDGE
-from optimizer.prices import PriceTable, is_offline_model
 
 Range = tuple[float, float]
 

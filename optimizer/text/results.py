@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from optimizer.text import STOPWORDS
+from optimizer.text.tokens import STOPWORDS
 
 LINKS = frozenset(("via", "per", "each", "at", "on", "in", "by", "for", "with", "to", "from", "of", "as", "and",
                    "or", "the", "a", "an", "is", "are", "was", "were", "no", "not", "than", "into", "onto", "since",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.definitions import SCHEMES, Candidate, Scheme, ToolEdit, digest
-from optimizer.patch import overlay_from_json
+from optimizer.files.patch import overlay_from_json
 from optimizer.references import given_names, references, repointed
 
 

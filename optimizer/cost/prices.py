@@ -1,6 +1,6 @@
 """Model prices in USD per million tokens, for the `cost` of a run.
 
-The built-in table is `optimizer/prices.json` (package data): list prices, to be checked against the
+The built-in table is `optimizer/cost/prices.json` (package data): list prices, to be checked against the
 provider's current price list. A price file a person writes has the same shape and may list only some
 models; `load_prices` lays it over the built-in table, so the models it names get its prices and all
 others keep theirs::
@@ -35,7 +35,7 @@ PRICE_FIELDS = ("input", "output", "cache_write", "cache_read")
 USAGE_KEYS = {"input": "input_tokens", "output": "output_tokens", "cache_write": "cache_write_tokens",
               "cache_read": "cache_read_tokens"}
 """Price field -> the `Usage.to_json()` key it prices (input_tokens excludes cache reads and writes)."""
-BUILT_IN = "built-in (optimizer/prices.json)"
+BUILT_IN = "built-in (optimizer/cost/prices.json)"
 DATED = re.compile(r"^(?P<alias>.+)-\d{8}$")
 
 
@@ -127,10 +127,10 @@ def load_prices(path: str | Path, base: PriceTable | None = None) -> PriceTable:
 @lru_cache(maxsize=1)
 def _default_table() -> PriceTable:
     try:
-        text = resources.files("optimizer").joinpath("prices.json").read_text(encoding="utf-8")
+        text = resources.files("optimizer.cost").joinpath("prices.json").read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError):
-        raise PriceError("optimizer/prices.json is missing from this installation") from None
-    label = "optimizer/prices.json"
+        raise PriceError("optimizer/cost/prices.json is missing from this installation") from None
+    label = "optimizer/cost/prices.json"
     table = _table(_parse(text, label), label, default_discount=None)
     return PriceTable(table.models, table.batch_discount, BUILT_IN)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.definitions import Catalog, ToolDef, digest
-from optimizer.files import atomic_write
+from optimizer.files.atomic import atomic_write
 from optimizer.propose.safety import agent_instructions, invisible_characters, links_in
 
 VERSION = 1

@@ -16,7 +16,7 @@ import math
 from functools import lru_cache
 from statistics import NormalDist
 
-from optimizer.stats import mcnemar_exact
+from optimizer.stats.paired import mcnemar_exact
 
 POWER = 0.8
 EXACT_UP_TO = 200

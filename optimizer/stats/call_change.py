@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optimizer.efficiency import EpisodeCost
-from optimizer.stats import holm, paired_bootstrap
-from optimizer.store import StoredEpisode
+from optimizer.files.store import StoredEpisode
+from optimizer.stats.efficiency import EpisodeCost
+from optimizer.stats.paired import holm, paired_bootstrap
 
 
 @dataclass(frozen=True)

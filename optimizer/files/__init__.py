@@ -1,0 +1,1 @@
+"""What a run keeps on disk: atomic writes, the run store, overlays and patches, lock files."""

@@ -1,0 +1,1 @@
+"""One run's machinery: its settings, the open harness, one episode, one candidate's evaluation."""

@@ -1,0 +1,1 @@
+"""The optuna search over a round's candidate pool: the study, the pool, storages, trial owners."""
