@@ -205,12 +205,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     conversations = [r for r in rows if r.get("conversations")]
     if conversations:
         lines += ["", "Held-out in whole conversations (a fresh reader per turn), the server's own definitions → the "
-                  "shipped winner's:", "", "| server | passed | calls / task | failed calls / task |",
-                  "|---|---|---|---|"]
+                  "winner's (shipped, or held back by do no harm):", "",
+                  "| server | winner | passed | calls / task | failed calls / task |", "|---|---|---|---|---|"]
         for row in conversations:
             o, w = row["conversations"]["original"], row["conversations"]["winner"]
-            lines.append(f"| {row['server']} | {o['passed']}/{o['n']} → {w['passed']}/{w['n']} | {o['calls']:.2f} → "
-                         f"{w['calls']:.2f} | {o['failed']:.2f} → {w['failed']:.2f} |")
+            held = "shipped" if row["shipped"] == "winner" else "held back"
+            lines.append(f"| {row['server']} | {held} | {o['passed']}/{o['n']} → {w['passed']}/{w['n']} | "
+                         f"{o['calls']:.2f} → {w['calls']:.2f} | {o['failed']:.2f} → {w['failed']:.2f} |")
     return "\n".join(lines)
 
 
