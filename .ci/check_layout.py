@@ -19,7 +19,7 @@ MAX_LINES = 450
 
 LAYERS: list[tuple[str, ...]] = [
     # 0: leaves with no project imports of note (a family package itself is a docstring; its modules are placed below)
-    ("optimizer.text", "optimizer.stats", "optimizer.cost", "optimizer.files", "optimizer.run",
+    ("optimizer.text.tokens", "optimizer.stats.paired", "optimizer.cost", "optimizer.files.atomic", "optimizer.run",
      "optimizer.secrets", "optimizer.prompt_files", "optimizer.schema_metadata"),
     # 1: the contract types
     ("optimizer.definitions", "optimizer.run.config", "optimizer.models.base", "optimizer.models.defaults",
@@ -27,12 +27,12 @@ LAYERS: list[tuple[str, ...]] = [
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.files.store", "optimizer.files.patch", "optimizer.servers",
      "optimizer.cost.estimate", "optimizer.cost.history", "optimizer.cost.budget", "optimizer.lint",
-     "optimizer.source", "optimizer.references", "optimizer.search", "optimizer.gate", "optimizer.stats.call_change"),
+     "optimizer.source", "optimizer.references", "optimizer.search.study", "optimizer.gate", "optimizer.stats.call_change"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
      "optimizer.run.episode", "optimizer.run.context", "optimizer.run.evaluate", "optimizer.files.pin",
      "optimizer.tasks.generate", "optimizer.tasks.offline", "optimizer.tasks.explore", "optimizer.tasks.known",
-     "optimizer.tasks.journal", "optimizer.tasks.coverage", "optimizer.html_report"),
+     "optimizer.tasks.journal", "optimizer.tasks.validate", "optimizer.tasks.coverage", "optimizer.html_report"),
     # 4: one owner of an open run
     ("optimizer.run.harness",),
     # 5: the libraries behind the commands

@@ -19,8 +19,8 @@ from optimizer.scoring import Expect
 from optimizer.servers import CallOutcome
 from optimizer.tasks import Task, load_tasks
 from optimizer.tasks.explore import Seen, fillings
-from optimizer.tasks.generate import validate
 from optimizer.tasks.known import Fact, KnownError, load_known, parse_known
+from optimizer.tasks.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 CLINIC = f"{sys.executable} {ROOT / 'examples/clinic/server.py'}"

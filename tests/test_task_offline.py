@@ -16,16 +16,21 @@ from typing import Any
 import pytest
 import yaml
 
-from optimizer.definitions import ToolDef
+from optimizer.definitions import Catalog, ToolDef
 from optimizer.scoring import Expect
-from optimizer.servers import ServerPool, ServerSpec
+from optimizer.servers import CallOutcome, ServerPool, ServerSpec
 from optimizer.tasks import Task, load_tasks
 from optimizer.tasks.explore import Observation, Seen, accepted, fillings, harvest
-from optimizer.tasks.generate import validate
+from optimizer.tasks.generate import Generation, generate_offline
 from optimizer.tasks.offline import question
+from optimizer.tasks.validate import NOT_THE_FIELD, Asked, not_the_field, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = f"{sys.executable} {ROOT / 'tests/servers/projects_server.py'}"
+RELABEL = ROOT / "tests/servers/relabel_server.py"
+READ = {"readOnlyHint": True}
+RECORD = "Patient P-0042: Lena Vogt\nBorn: 1984-03-02\nInsurance number: KV-552-918\nPrimary doctor: D-17\nRoom: 2.14"
+HISTORY = "History — patient P-0042\n07.12.2026 check-up\n14.01.2027 blood test"
 Cli = Callable[..., Any]
 
 
@@ -92,6 +97,77 @@ def test_an_answer_that_changes_with_each_start_of_the_server_is_dropped() -> No
     kept, dropped = asyncio.run(scenario())
     assert [t.id for t in kept] == ["lead"]
     assert dropped[0]["task"] == "token" and "replay-failed" in dropped[0]["reason"]
+
+
+def _strings(*names: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {n: {"type": "string"} for n in names}, "required": list(names)}
+
+
+def test_an_error_result_is_never_an_argument_or_an_answer() -> None:
+    catalog = Catalog("c", (ToolDef("get_history", "A patient's visits.", _strings("patient_id"), annotations=READ),
+                            ToolDef("find_patient", "Find a patient by name.", _strings("name"), annotations=READ)))
+    said = {"get_history": CallOutcome("invalid value ''. Patient ids look like P-0042.", True),
+            "find_patient": CallOutcome("Error: invalid value ''. Try: Lena Vogt, P-0042", False)}  # unflagged
+
+    async def call(tool: str, arguments: dict[str, Any]) -> CallOutcome:
+        return said[tool]
+
+    made = asyncio.run(generate_offline(catalog, call, n=10, heldout=0.0, refused={}, seed=0, run=Generation()))
+    assert {json.dumps(c["arguments"]) for c in made.calls} == {'{"patient_id": ""}', '{"name": ""}'}  # probes only
+    assert made.tasks and all(t.expect.answer is None and "P-0042" not in t.prompt for t in made.tasks)
+
+
+def test_an_answer_the_replayed_call_shows_only_in_an_error_is_dropped_as_not_the_field() -> None:
+    catalog = Catalog("c", (ToolDef("get_patient", "Get a patient.", _strings("patient_id"), annotations=READ),))
+
+    async def call(tool: str, arguments: dict[str, Any]) -> CallOutcome:
+        return CallOutcome("Error: no patient P-0042 with insurance KV-552-918", False)
+
+    calls = (("get_patient", '{"patient_id": "P-0042"}'),)
+    task = Task("t", "Get patient P-0042. What is the insurance number?", Expect(
+        answer="KV-552-918", tools=("get_patient",), calls=calls), "train", source="t:1")
+    dropped: list[dict[str, str]] = []
+    kept = asyncio.run(validate([task], catalog, call, {}, dropped, asked={"t": Asked("insurance number")}))
+    assert kept == [] and dropped[0]["reason"].startswith(NOT_THE_FIELD) and "error result" in dropped[0]["reason"]
+
+
+@pytest.mark.parametrize("text", [RECORD, HISTORY, json.dumps(
+    {"patient": "P-0203", "phone": "07.12.2026", "mobile": "+44 20 7946 0100", "copay": "€10.00"})])
+def test_a_question_names_the_field_its_answer_is_a_value_of(text: str) -> None:
+    observation = Observation("get_patient", {"patient_id": "P-0042"}, text, stable=True)
+    for seed in range(8):
+        asked = question(observation, harvest(text, observation), random.Random(seed))
+        assert asked is not None and asked.asked is not None
+        assert asked.asked.field in asked.text and "phone" not in asked.text  # a date under "phone" is not asked
+        assert not_the_field(text, "get_patient", observation.arguments, asked.asked, asked.answer) is None
+
+
+def test_a_day_first_dotted_date_is_asked_about_as_a_date() -> None:
+    observation = Observation("get_history", {"patient_id": "P-0042"}, HISTORY, stable=True)
+    asked = question(observation, harvest(HISTORY, observation), random.Random(0))
+    assert asked is not None and asked.text == "Which dates does it show?"
+    assert asked.answer in ("07.12.2026", "14.01.2027") and asked.asked == Asked("date", by_kind=True)
+
+
+def test_an_answer_that_is_not_a_value_of_its_field_is_refused_with_the_reason() -> None:
+    text = "Phone: 07.12.2026\nBorn: 1984-03-02\nPatient: P-0042"
+    assert not_the_field(text, "t", {}, Asked("phone"), "07.12.2026") == (
+        f"{NOT_THE_FIELD}: its answer '07.12.2026' reads as a date_text, not a phone")
+    assert "not what the result shows as the phone" in str(not_the_field(text, "t", {}, Asked("phone"), "1984-03-02"))
+    assert "the born of P-0117" in str(not_the_field(text, "t", {}, Asked("born", "P-0117"), "1984-03-02"))
+    assert not_the_field(text, "t", {}, Asked("born"), "1984-03-02") is None
+
+
+@pytest.mark.slow
+def test_a_task_whose_answer_moved_to_another_field_is_dropped_and_counted(run_cli: Cli, tmp_path: Path) -> None:
+    server = f"{sys.executable} {RELABEL} {tmp_path / 'starts'}"  # each start names the field anew
+    result = run_cli("tasks", "generate", "--offline", "--server", server, "--out", str(tmp_path / "tasks"),
+                     "--runs-dir", str(tmp_path / "runs"), "--json")
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    moved = [d for d in summary["dropped"] if d["reason"].startswith(NOT_THE_FIELD)]
+    assert summary["not_the_field"] == len(moved) >= 1
+    assert "+44 20 7946 0100" in moved[0]["reason"] and summary["coverage"]["answered"] == 0
 
 
 @pytest.mark.slow

@@ -2,12 +2,14 @@
 
 Contract of `explore`: in up to ROUNDS rounds, each tool it may call (the others are in `refused`) is called with
 arguments filled from evidence only: the schema's enum, default and examples, values earlier results showed (under
-a label that shares a word with the parameter first, then of the kind the parameter asks for), the format examples
-error messages give, then values the parameter's own description shows. Values the user knows (`tasks generate
---known`) are evidence like a result's, tried before results' values of the same fit; a task still comes only from
-a call that succeeded. At most PER_TOOL argument sets per tool,
+a label that shares a word with the parameter first, then of the kind the parameter asks for), then values the
+parameter's own description shows. An error result is never a value source: nothing it shows is passed to a call or
+asked about (its text goes to calls.jsonl, where the coverage report reads what would help). Values the user knows
+(`tasks generate --known`) are evidence like a result's, tried before results' values of the same fit; a task still
+comes only from a call that succeeded. At most PER_TOOL argument sets per tool,
 each called twice (`Observation.stable`: both results equal). An absolute path argument is shortened to the
-shortest trailing part the server answers the same for. `harvest` reads the values of one result with their labels;
+shortest trailing part the server answers the same for. `harvest` reads the values of one result with their labels
+(a label that is itself a value, or the item the call asked for, names the item, not a field);
 `fitting` gives the arguments a request that is not run can show (only values results showed).
 """
 
@@ -34,6 +36,8 @@ MAX_VALUE_CHARS = 80
 SYNTHESISED = {"time": "14:30"}
 """A value of a kind no evidence shows, when the parameter asks for that kind by name or format."""
 CallTool = Callable[[str, dict[str, Any]], Awaitable[CallOutcome]]
+_SENTENCE_END = re.compile(r"(?:(?<=[A-Za-z]{4})|(?<=[\d>)\]\"'`]))\.[ \t]+(?=[A-Z])")
+"""Where a sentence ends inside a line ("Owner: Ana <a@b.c>. Updated …"): not after a short abbreviation (Dr. Lund)."""
 _LABELLED_LINE = re.compile(r"(?:^|(?<=[.!?] ))[ \t]*([A-Za-z][A-Za-z0-9 _-]{0,30}?)[ \t]*:[ \t]+(\S[^\n]{0,100}?)\s*$",
                             re.MULTILINE)
 
@@ -68,8 +72,8 @@ class Observation:
 
 @dataclass
 class Exploration:
-    """What exploring found: the successful calls, every value seen (errors' format examples included, without a
-    source), every call made (for calls.jsonl), and the argument sets tried."""
+    """What exploring found: the successful calls, every value seen (in successful results, and the user's known
+    values without a source; never an error's), every call made (for calls.jsonl), and the argument sets tried."""
 
     observations: list[Observation] = field(default_factory=list)
     seen: list[Seen] = field(default_factory=list)
@@ -105,9 +109,7 @@ async def _observe(tool: ToolDef, arguments: dict[str, Any], fed: Mapping[str, S
                    run: Exploration) -> None:
     first = await _logged(tool.name, arguments, call, run)
     if first.is_error or not first.text.strip() or says_error(first.text):
-        sent = {str(v) for v in arguments.values()}
-        run.seen += [s for s in harvest(first.text) if str(s.value) not in sent and s.kind != "number"]
-        return
+        return  # an error is no value source: what it shows ("invalid value ''", "not found: X") is never an argument
     arguments = await _shortened(tool, arguments, first.text, call, run)
     second = await _logged(tool.name, arguments, call, run)
     if second.is_error:
@@ -152,13 +154,14 @@ def harvest(text: str, source: Observation | None = None) -> list[Seen]:
     "Label: value" line and each value `find_values` reads (ids, paths, emails, dates, quoted text …)."""
     data = parse_literal(text.strip())
     found: list[Seen] = []
+    asked = {str(v).strip().lower() for v in (source.arguments.values() if source else ()) if str(v).strip()}
     if data is not None:
-        _walk(data, "", None, found, source)
+        _walk(data, "", None, found, source, asked)
     else:
-        for match in _LABELLED_LINE.finditer(text):
+        for match in _LABELLED_LINE.finditer(_SENTENCE_END.sub(".\n", text)):
             label, value = " ".join(words(match.group(1))), match.group(2).strip().rstrip(".")
             items = [item.strip() for item in value.split(",")]
-            if not label or len(label.split()) > 4:
+            if not label or len(label.split()) > 4 or names_item(match.group(1), asked):
                 continue
             if len(items) > 1 and all(0 < len(item.split()) <= 3 for item in items):
                 found += [Seen(item, label, kind_of(item), source=source) for item in items]
@@ -177,7 +180,9 @@ def harvest(text: str, source: Observation | None = None) -> list[Seen]:
 def _prose_pairs(text: str, source: Observation | None) -> list[Seen]:
     """Values in prose with the one to three lower-case words right before them in their clause ("balance due
     $18.00", "opened 2026-01-24"), each anchored to the id, code or email that opens its record (a line, or a part
-    between semicolons)."""
+    between semicolons). Words joined to the value by a link ("customer since …", "belongs to …") label it only
+    as far as they follow the last link ("… to patient P-0203": patient); words that end a capitalised name
+    ("Company holidays 2026") and a number that begins one ("88 Cedar Court") label nothing."""
     out = []
     anchor: str | None = None
     record: int | None = None
@@ -189,41 +194,64 @@ def _prose_pairs(text: str, source: Observation | None) -> list[Seen]:
             anchor = found.value if found.kind in _ID_KINDS | {"email"} else None
         if found.kind == "quoted" or found.value == anchor:
             continue
-        label = clean_label(_words_before(text, found.position), found.kind, False)
+        if found.kind == "number" and re.match(r"[ \t]+[A-Z]", text[found.position + len(found.value):]):
+            continue
+        label = _prose_label(_words_before(text, found.position), found.kind)
         if label:
             out.append(Seen(found.value, label, found.kind, anchor, source=source))
     return out
 
 
 def _words_before(text: str, position: int) -> list[str]:
+    """The lower-case words right before a position in its clause; none when they end a capitalised name."""
     clause = re.split(r"[,;:()\[\]\n]|[.!?]\s|\s[-–—]\s", text[:position])[-1]
     tokens = clause.split()
     head: list[str] = []
     for token in reversed(tokens):
-        if not re.fullmatch(r"[a-z][a-z-]*", token) or len(head) == 3:
+        if len(head) == 3:
             break
+        if not re.fullmatch(r"[a-z][a-z-]*", token):
+            return [] if head and token[:1].isupper() else head
         head.insert(0, token)
     return head
 
 
-def _walk(data: Any, label: str, anchor: str | None, out: list[Seen], source: Observation | None) -> None:
+def _prose_label(head: Sequence[str], kind: str) -> str:
+    """The label the words before a value give it: those after the last link word; with none after it, a lone
+    participle before the links names a date ("placed on 2026-01-02": placed date)."""
+    cut = max((i for i, w in enumerate(head) if w in LINKS or w in STOPWORDS), default=-1)
+    if cut < len(head) - 1:
+        return clean_label(head[cut + 1:], kind, False)
+    label = clean_label([w for w in head if w not in LINKS and w not in STOPWORDS][-1:], kind, False)
+    return label if label.endswith(" date") else ""
+
+
+def names_item(label: str, asked: Iterable[str] = ()) -> bool:
+    """Whether a label is itself a value (an id, a date, a number, a path …) or the item the call asked for (an
+    argument's value): it names which record the values are about, not a field of it."""
+    return label.strip().lower() in asked or any(f.kind != "quoted" for f in find_values(label, 2))
+
+
+def _walk(data: Any, label: str, anchor: str | None, out: list[Seen], source: Observation | None,
+          asked: Iterable[str]) -> None:
     if isinstance(data, dict):
         names = [v for v in data.values() if isinstance(v, str) and 0 < len(v) <= MAX_VALUE_CHARS]
         for key, value in data.items():
             own = next((v for v in names if v != value), None)  # the item, named by another of its fields
-            name = " ".join(w for w in words(str(key)))
+            item = str(key) if names_item(str(key), asked) else None  # {"E-00042": {…}}: a key that is a record
+            name = "" if item else " ".join(w for w in words(str(key)))
             if name and set(name.split()) <= STOPWORDS | LINKS:
                 name = ""
             if isinstance(value, dict | list):
-                _walk(value, name, names[0] if names else anchor, out, source)
+                _walk(value, name, item or (names[0] if names else anchor), out, source, asked)
             elif _scalar(value):
-                out.append(Seen(value, name, kind_of(str(value)), own or anchor, source=source))
+                out.append(Seen(value, name, kind_of(str(value)), item or own or anchor, source=source))
     elif isinstance(data, list):
-        for item in data[:50]:
-            if isinstance(item, dict | list):
-                _walk(item, label, anchor, out, source)
-            elif _scalar(item):
-                out.append(Seen(item, label, kind_of(str(item)), anchor, source=source))
+        for entry in data[:50]:
+            if isinstance(entry, dict | list):
+                _walk(entry, label, anchor, out, source, asked)
+            elif _scalar(entry):
+                out.append(Seen(entry, label, kind_of(str(entry)), anchor, source=source))
 
 
 def _scalar(value: Any) -> bool:
@@ -329,7 +357,7 @@ def _candidates(name: str, prop: Mapping[str, Any], seen: Sequence[Seen], *, str
             continue
         if not (overlap or fits or (free_text or s.kind in ENTITY_KINDS) and not strict):
             continue
-        if strict and s.source is None:  # an example an error message gave, not a value the server holds
+        if strict and s.source is None:  # a value the user gave, which no result has shown yet
             continue
         scored.append((-(3 * overlap + 2 * fits), position, s))
     for _, _, s in sorted(scored, key=lambda item: item[:2]):

@@ -12,19 +12,14 @@ Contract of `generate`:
 - `usage` sums every reply; with `max_usd`, submitting is forced once the replies so far cost 80% of it. Raises
   GenerateError when the model never submits tasks.
 
-Contract of `validate` (both generators): a task is dropped, with the reason, when its calls use a tool the
-generator may not call, when its prompt names a tool or a parameter, when it repeats (or nearly repeats) another,
-when its answer is a phrase of the result's wording rather than a value (`answers.phrase_answer`), when it uses a
-value the user gave (`--known`) that no exploration call succeeded with, or when replaying its calls does not return
-its answer (`check.replay`). `run_generation` replays on a fresh
-server connection, so answers that change with each start of the server (a temporary directory, a clock, a
-generated id) are dropped.
+Which tasks hold is `validate.validate` (both generators); `run_generation` replays them on a fresh server
+connection, and its summary counts the tasks dropped because their answer is not a value of the field they ask about
+(`not_the_field`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import shutil
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -47,13 +42,13 @@ from optimizer.prompt_files import fence, load_prompt, render
 from optimizer.run.config import CONFIRM_USD
 from optimizer.scoring import Expect
 from optimizer.servers import CallOutcome, ServerPool, ServerSpec
-from optimizer.tasks import Task, TaskSet, assign_split
-from optimizer.tasks.check import check_tasks, replay
+from optimizer.tasks import Task, assign_split
 from optimizer.tasks.coverage import answered, uncovered, without_tasks
 from optimizer.tasks.explore import explore as explore_server
 from optimizer.tasks.journal import Journal
 from optimizer.tasks.known import Fact, known_seen, listing, parse_known
 from optimizer.tasks.offline import OFFLINE_KINDS, draft, offline_tasks, ordered
+from optimizer.tasks.validate import NOT_THE_FIELD, Asked, validate
 
 SUBMIT = "submit_tasks"
 OFFLINE_GENERATOR = "optimizer tasks generate --offline (OFFLINE stand-in, no model)"
@@ -79,6 +74,8 @@ class Generation:
     submitted: int = 0
     fallback: list[Task] = field(default_factory=list)
     """tool-choice tasks for tools no validated task covers (the offline generator's)"""
+    asked: dict[str, Asked] = field(default_factory=dict)
+    """the field each task's question asks about, by task id (the offline generator's)"""
 
 
 def callable_tools(catalog: Catalog, explore: Iterable[str], allow_destructive: bool) -> dict[str, str]:
@@ -225,44 +222,6 @@ def _malformed(entry: Any, catalog: Catalog) -> str | None:
     return None
 
 
-async def validate(tasks: list[Task], catalog: Catalog, call: CallTool, refused: Mapping[str, str],
-                   dropped: list[dict[str, str]], *, known: Sequence[Fact] = (),
-                   calls: Sequence[Mapping[str, Any]] = ()) -> list[Task]:
-    """The tasks that hold (see the module docstring); the others go to `dropped` with their reason."""
-    reasons: dict[str, str] = dict(_unproven(tasks, known, calls))
-    params = {p for t in catalog.tools for p in t.properties if re.search(r"[_A-Z]", p)}
-    for task in tasks:
-        barred = sorted({tool for tool, _ in task.expect.calls} & set(refused))
-        said = sorted(set(re.findall(r"[A-Za-z0-9_]+", task.prompt)) & params)
-        if task.id in reasons:
-            continue
-        if barred:
-            reasons[task.id] = f"calls {', '.join(barred)}, which the generator may not call"
-        elif said:
-            reasons[task.id] = f"its prompt names the parameter {', '.join(said)}"
-    report = check_tasks(TaskSet(tuple(t for t in tasks if t.id not in reasons)), catalog)
-    await replay([t for t in tasks if t.id not in reasons], call, report, destructive=set(), allow_destructive=True)
-    for problem in report.problems:
-        task_id = next((t.id for t in tasks if problem.source and t.source == problem.source), None)
-        if task_id and problem.kind in ("replay-failed", "duplicate", "near-duplicate", "tool-named", "phrase-answer"):
-            reasons.setdefault(task_id, f"{problem.kind}: {problem.message}")
-    dropped += [{"task": k, "reason": v} for k, v in reasons.items()]
-    return [t for t in tasks if t.id not in reasons]
-
-
-def _unproven(tasks: Sequence[Task], known: Sequence[Fact], calls: Sequence[Mapping[str, Any]]
-              ) -> Iterable[tuple[str, str]]:
-    """Tasks that use a value the user gave (`--known`) that no exploration call succeeded with or returned."""
-    values = {str(s.value) for fact in known for s in fact.seen() if len(str(s.value)) >= 3}
-    proven = " ".join(json.dumps(c.get("arguments"), ensure_ascii=False) + " " + str(c.get("result") or "")
-                      for c in calls if not c.get("is_error"))
-    for task in tasks:
-        used = task.prompt + " " + " ".join(arguments for _, arguments in task.expect.calls)
-        unproven = sorted(v for v in values if v in used and v not in proven)
-        if unproven:
-            yield task.id, f"uses the known value {unproven[0]!r}, which no exploration call succeeded with"
-
-
 def yaml_items(tasks: Sequence[Task]) -> list[dict[str, Any]]:
     """Tasks as the YAML task format writes them."""
     out = []
@@ -291,8 +250,8 @@ async def generate_offline(catalog: Catalog, call: CallTool, *, n: int, heldout:
     items = ordered(drafts, n)
     run.submitted = len(items)
     run.tasks = offline_tasks(items, heldout, _offline_made())
-    run.fallback = offline_tasks(list(drafts.fallback.values()), heldout, _offline_made(),
-                                              start=len(items) + 1)
+    run.asked = {task.id: item.asked for task, item in zip(run.tasks, items, strict=True) if item.asked}
+    run.fallback = offline_tasks(list(drafts.fallback.values()), heldout, _offline_made(), start=len(items) + 1)
     return run
 
 
@@ -400,7 +359,7 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
         say(f"replaying {len(made.tasks)} task(s) on a fresh start of the server")
         async with ServerPool(spec, instances=1, log_path=run_dir / "server-replay.log") as fresh:
             made.tasks = await validate(made.tasks, catalog, fresh.call, refused, made.dropped, known=known,
-                                        calls=made.calls)
+                                        calls=made.calls, asked=made.asked)
             covered_tools = {name for task in made.tasks for name in task.expect.tools}
             missing = [t for t in made.fallback if t.expect.tools[-1] not in covered_tools]
             if missing:  # a tool whose tasks all failed still gets a request that needs it
@@ -418,6 +377,7 @@ async def run_generation(spec: ServerSpec, settings: GenerateSettings, out_dir: 
     summary = {
         "run_dir": str(run_dir), "out": str(out_dir / "generated.yaml"), "model": model, "offline": offline,
         "written": len(made.tasks), "submitted": made.submitted, "calls": len(made.calls), "dropped": made.dropped,
+        "not_the_field": sum(d["reason"].startswith(NOT_THE_FIELD) for d in made.dropped),
         "mix": mix(made.tasks), "splits": {s: sum(t.split == s for t in made.tasks) for s in ("train", "heldout")},
         "tools_without_tasks": without_tasks(made.tasks, catalog, refused),
         "coverage": {"tools": len(catalog.tools), "answered": len(answered(made.tasks) & set(catalog.names))},

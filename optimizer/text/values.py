@@ -14,6 +14,7 @@ from optimizer.text.tokens import words
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _AMPM = r"(?:[AaPp]\.?[Mm]\.?)(?![A-Za-z])"
+_CURRENCY = "$€£¥"
 NUMBER_WORDS = {w: i for i, w in enumerate(
     ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"), start=1)}
 _HOUR_WORD = f"(?:{'|'.join(NUMBER_WORDS)})"
@@ -26,13 +27,17 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "url": re.compile(r"https?://[^\s\"'<>]+"),
     "datetime": re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])"),
     "date": re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
-    "money": re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?"),
+    # a currency sign before the amount ($1,200.50, €12.50, £1,200) or after it (12,50 €)
+    "money": re.compile(rf"[{_CURRENCY}]\s?\d+(?:[.,]\d+)*|(?<![\w.,])\d+(?:[.,]\d+)*\s?[{_CURRENCY}]"),
     "hash_id": re.compile(r"#\d{3,}\b"),
     "uuid": re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
-    "prefixed_id": re.compile(r"\b[A-Za-z]{1,6}-\d{1,8}\b"),
+    # P-0042, INV-2026-0052; not the tail of a longer hyphenated name (pg-main-1)
+    "prefixed_id": re.compile(r"(?<![\w-])[A-Za-z]{1,6}-\d{1,8}(?:-\d{1,8})*\b"),
     "date_text": re.compile(
         rf"\b(?:{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}"
         rf"|\d{{1,2}}(?:st|nd|rd|th)?(?: of)? {_MONTH},? \d{{4}})(?!\d)"
+        # day, month and year in digits with dots or slashes (07.12.2026, 13/10/2026), the same separator twice
+        r"|(?<![\w.,/-])(?:0?[1-9]|[12]\d|3[01])([./])(?:0?[1-9]|1[0-2])\1\d{4}(?![\w.,/-]*\d)"
     ),
     "time": re.compile(
         rf"(?<![\w:.])(?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?{_AMPM})?(?![\w:])"
@@ -45,7 +50,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "timezone": re.compile(rf"\b(?:{'|'.join(TZ_AREAS)})/[A-Z][A-Za-z_+-]*(?:/[A-Z][A-Za-z_+-]*)?(?![\w/])"),
     "phone": re.compile(r"\+?\d[\d\-\s().]{7,}\d"),
     "code": re.compile(r"\b(?:(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{8,}"
-                       r"|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7})\b"),
+                       r"|(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7})\b"
+                       # three or more parts joined by dots, one with a digit (4.2.1, AB.12.7, v1.2.3): not a number
+                       r"|(?<![\w.])(?=[A-Za-z0-9.]*\d)[A-Za-z0-9]+(?:\.[A-Za-z0-9]+){2,}(?![\w]|\.\w)"),
     # absolute, home (~/x), dotted (./x, ../x) and relative paths with a slash, a folder with its trailing slash
     # (web/), bare file names with an extension
     "path": re.compile(
@@ -171,6 +178,19 @@ def _is_path(value: str) -> bool:
     if not re.search(r"[A-Za-z~]", value):  # 2024/01/05, 1/2
         return False
     return "/" in value or value == "~" or not _NOT_FILES.search(value)
+
+
+def amount(text: str) -> float | None:
+    """The number a money value states, whatever its currency sign and separators: `$1,200.50`, `£1,200` and
+    `12,50 €` read as 1200.5, 1200 and 12.5 (the last comma or dot is the decimal point unless three digits follow
+    it; the others group thousands)."""
+    digits = re.sub(rf"[\s{_CURRENCY}]", "", text)
+    if not re.fullmatch(r"-?\d+(?:[.,]\d+)*", digits):
+        return None
+    last = re.search(r"[.,](\d+)$", digits)
+    decimal = last is not None and (len(last.group(1)) != 3 or re.fullmatch(r"-?0", digits[:last.start()]))
+    whole, fraction = (digits[:last.start()], last.group(1)) if last is not None and decimal else (digits, "")
+    return float(re.sub(r"[.,]", "", whole) + ("." + fraction if fraction else ""))
 
 
 def shapes_in(text: str) -> set[str]:

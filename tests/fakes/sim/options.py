@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from optimizer.text.tokens import terms, words
-from optimizer.text.values import NUMBER_WORDS, find_values, property_kinds, wants_cents
+from optimizer.text.values import NUMBER_WORDS, amount, find_values, property_kinds, wants_cents
 
 from .reading import Reading
 
@@ -119,10 +119,10 @@ def numeric_value(name: str, prop: Mapping[str, Any], reading: Reading, required
     money = [f for f in reading.found if f.kind == "money" and f.origin < 2]
     numbers = [(p, v, s) for p, v, s in numbers_in(reading.clause) if _text(v) not in reading.used]
     if money and ("money" in kinds or not numbers):
-        amount = float(money[0].value.replace("$", "").replace(",", "").strip())
+        stated = amount(money[0].value) or 0.0
         if wants_cents(hint):
-            return int(round(amount * 100))
-        return int(amount) if ptype == "integer" else amount
+            return int(round(stated * 100))
+        return int(stated) if ptype == "integer" else stated
     mine = [v for p, v, _ in numbers if reading.claims.get(p) == name]
     free = [v for p, v, spelled in numbers if p not in reading.claims and not spelled]
     value = mine[0] if mine else free[0] if free and (required or reading.numeric == 1) else None
