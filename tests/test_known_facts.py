@@ -48,6 +48,21 @@ def test_a_known_value_also_fills_an_optional_parameter_it_fits_after_the_calls_
     assert [arguments for arguments, _ in fillings(tool, given, random.Random(0))] == [{}, {"path": "quillmark"}]
     seen_in_a_result = [Seen("quillmark", "repository path", "text")]
     assert [arguments for arguments, _ in fillings(tool, seen_in_a_result, random.Random(0))] == [{}]
+    reflog = ToolDef("git_reflog", "View the reference logs.", {"type": "object", "properties": {
+        "path": {"type": "string"}, "ref": {"type": "string"}}})
+    two = [s for fact in parse_known("Repository path: quillmark\nTag: v0.1.0\n") for s in fact.seen()]
+    assert [arguments for arguments, _ in fillings(reflog, two, random.Random(0))] == [
+        {}, {"path": "quillmark", "ref": "v0.1.0"}, {"path": "quillmark"}, {"ref": "v0.1.0"}]  # each alone too
+
+
+def test_a_known_id_goes_first_to_the_tool_about_what_its_label_names() -> None:
+    import random
+
+    tool = ToolDef("get_prescription", "Get a prescription.", {"type": "object", "properties": {
+        "rx_number": {"type": "string"}}, "required": ["rx_number"]})
+    given = [s for fact in parse_known("Patient id: P-0042\nInsurance number: KV-552-918\nPrescription: RX-58240\n")
+             for s in fact.seen()]  # "number" in "Insurance number" says nothing about which number
+    assert next(iter(fillings(tool, given, random.Random(0))))[0] == {"rx_number": "RX-58240"}
 
 
 @pytest.mark.parametrize(("content", "says"), [(b"# only a comment\n\n", "no fact in it"),

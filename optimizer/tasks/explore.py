@@ -2,15 +2,16 @@
 
 Contract of `explore`: in up to ROUNDS rounds, each tool it may call (the others are in `refused`) is called with
 arguments filled from evidence only: the schema's enum, default and examples, values earlier results showed (under
-a label that shares a word with the parameter first, then of the kind the parameter asks for), then values the
-parameter's own description shows. An error result is never a value source: nothing it shows is passed to a call or
-asked about (its text goes to calls.jsonl, where the coverage report reads what would help). Values the user knows
-(`tasks generate --known`) are evidence like a result's, tried before results' values of the same fit; a task still
-comes only from a call that succeeded. At most PER_TOOL argument sets per tool,
-each called twice (`Observation.stable`: both results equal). An absolute path argument is shortened to the
-shortest trailing part the server answers the same for. `harvest` reads the values of one result with their labels
-(a label that is itself a value, or the item the call asked for, names the item, not a field);
-`fitting` gives the arguments a request that is not run can show (only values results showed).
+a label that shares a word other than an id word with the parameter first, then of the kind the parameter asks for;
+among equals, under a label naming what the tool is about), then values the parameter's own description shows. An
+error result is never a value source: nothing it shows is passed to a call or asked about (its text goes to
+calls.jsonl, where the coverage report reads what would help). Values the user knows (`tasks generate --known`) are
+evidence like a result's, tried before results' values of the same fit; a task still comes only from a call that
+succeeded. At most PER_TOOL argument sets per tool, each called twice (`Observation.stable`: both results equal). An
+absolute path argument is shortened to the shortest trailing part the server answers the same for. `harvest` reads
+the values of one result with their labels (a label that is itself a value, or the item the call asked for, names
+the item, not a field); `fitting` gives the arguments a request that is not run can show (only values results
+showed).
 """
 
 from __future__ import annotations
@@ -273,13 +274,15 @@ def kind_of(value: str) -> str:
 def fillings(tool: ToolDef, seen: Sequence[Seen], rng: random.Random) -> Iterable[tuple[dict[str, Any],
                                                                                           dict[str, Seen]]]:
     """Up to PER_TOOL argument sets for the tool's required parameters, best evidence first, then the same sets with
-    each optional parameter a value the user gave fits (a repository path the tool would otherwise go without);
+    every optional parameter a value the user gave fits (a repository path the tool would otherwise go without), and
+    with each of them alone when there are several (a known tag that also fits `ref` does not hide the path alone);
     none when a required parameter has no candidate value."""
-    options = {name: _candidates(name, tool.properties.get(name) or {}, seen) for name in tool.required}
+    options = {name: _candidates(name, tool.properties.get(name) or {}, seen, tool=tool.name)
+               for name in tool.required}
     if any(not values for values in options.values()):
         return
     given = {name: found[0] for name in tool.properties if name not in options and (found := [
-        option for option in _candidates(name, tool.properties.get(name) or {}, seen)
+        option for option in _candidates(name, tool.properties.get(name) or {}, seen, tool=tool.name)
         if option[1] and option[1].given])}
     widest = max((len(values) for values in options.values()), default=1)
     sets = []
@@ -289,10 +292,12 @@ def fillings(tool: ToolDef, seen: Sequence[Seen], rng: random.Random) -> Iterabl
         sets.append(picked)
         yield ({name: value for name, (value, _) in picked.items()},
                {name: seen for name, (_, seen) in picked.items() if seen is not None})
+    extras = [given, *([{name: value} for name, value in given.items()] if len(given) > 1 else [])]
     for picked in sets[:PER_TOOL] if given else []:
-        picked = {**picked, **given}
-        yield ({name: value for name, (value, _) in picked.items()},
-               {name: seen for name, (_, seen) in picked.items() if seen is not None})
+        for extra in extras:
+            both = {**picked, **extra}
+            yield ({name: value for name, (value, _) in both.items()},
+                   {name: seen for name, (_, seen) in both.items() if seen is not None})
 
 
 def accepted(tool: ToolDef, observations: Sequence[Observation]) -> dict[str, Any]:
@@ -318,19 +323,22 @@ def fitting(tool: ToolDef, seen: Sequence[Seen]) -> dict[str, Any]:
     where a label shares a word with it, the value is of the kind it asks for, or its schema lists the value."""
     out = {}
     for name in tool.properties:
-        values = _candidates(name, tool.properties.get(name) or {}, seen, strict=True)
+        values = _candidates(name, tool.properties.get(name) or {}, seen, strict=True, tool=tool.name)
         if values and (name in tool.required or values[0][1] is not None):
             out[name] = values[0][0]
     return out
 
 
-def _candidates(name: str, prop: Mapping[str, Any], seen: Sequence[Seen], *, strict: bool = False
+def _candidates(name: str, prop: Mapping[str, Any], seen: Sequence[Seen], *, strict: bool = False, tool: str = ""
                 ) -> list[tuple[Any, Seen | None]]:
-    """Values for one parameter, best evidence first, without repeats; `strict` keeps only values that fit."""
+    """Values for one parameter, best evidence first, without repeats; `strict` keeps only values that fit. A label
+    shares a word with the parameter by what it names, not by an id word ("insurance number" is no `rx_number`);
+    among values that fit as well, one whose label names what the tool is about comes first ("prescription" for
+    `get_prescription`'s `rx_number`)."""
     kind = prop.get("type")
     if kind == "array":
         item = prop.get("items") or {}
-        return [([value], origin) for value, origin in _candidates(name, item, seen, strict=strict)
+        return [([value], origin) for value, origin in _candidates(name, item, seen, strict=strict, tool=tool)
                 if not isinstance(value, list | dict)] if item.get("type", "string") != "object" else []
     if kind == "object":
         return []
@@ -340,14 +348,16 @@ def _candidates(name: str, prop: Mapping[str, Any], seen: Sequence[Seen], *, str
     if kind == "boolean":
         return [*out, (False, None)]
     wanted, shapes, _ = property_kinds(name, prop)
-    named = {stem(w) for w in words(name)} - STOPWORDS
+    named = {stem(w) for w in words(name) if w not in ID_WORDS} - STOPWORDS
+    about = {stem(w) for w in words(tool) if w not in ID_WORDS} - STOPWORDS - named
     free_text = bool(set(words(name)) & FREE_TEXT_WORDS)
     names_id = bool(set(words(name)) & ID_WORDS)
     numeric = kind in ("integer", "number")
     scored = []
     for position, s in enumerate(seen):
         value = str(s.value)
-        overlap = len(named & {stem(w) for w in s.label.split()})
+        label = {stem(w) for w in s.label.split()}
+        overlap = len(named & label)
         fits = s.kind in wanted | shapes or (names_id and s.kind in _ID_KINDS)
         if numeric != (isinstance(s.value, int | float) or s.kind == "number"):
             continue
@@ -359,8 +369,8 @@ def _candidates(name: str, prop: Mapping[str, Any], seen: Sequence[Seen], *, str
             continue
         if strict and s.source is None:  # a value the user gave, which no result has shown yet
             continue
-        scored.append((-(3 * overlap + 2 * fits), position, s))
-    for _, _, s in sorted(scored, key=lambda item: item[:2]):
+        scored.append((-(3 * overlap + 2 * fits), not about & label, position, s))
+    for *_, s in sorted(scored, key=lambda item: item[:3]):
         out.append(((float(s.value) if kind == "number" else int(float(s.value))) if numeric else str(s.value), s))
     if free_text and not strict:
         out += [(word, None) for word in _common_words(seen)]
