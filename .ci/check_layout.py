@@ -19,7 +19,7 @@ MAX_LINES = 450
 
 LAYERS: list[tuple[str, ...]] = [
     # 0: leaves with no project imports of note (a family package itself is a docstring; its modules are placed below)
-    ("optimizer.text.tokens", "optimizer.stats.paired", "optimizer.cost", "optimizer.files.atomic", "optimizer.run",
+    ("optimizer.text", "optimizer.stats", "optimizer.cost", "optimizer.files", "optimizer.run",
      "optimizer.secrets", "optimizer.prompt_files", "optimizer.schema_metadata"),
     # 1: the contract types
     ("optimizer.definitions", "optimizer.run.config", "optimizer.models.base", "optimizer.models.defaults",
@@ -27,7 +27,8 @@ LAYERS: list[tuple[str, ...]] = [
     # 2: the core
     ("optimizer.tasks", "optimizer.scoring", "optimizer.files.store", "optimizer.files.patch", "optimizer.servers",
      "optimizer.cost.estimate", "optimizer.cost.history", "optimizer.cost.budget", "optimizer.lint",
-     "optimizer.source", "optimizer.references", "optimizer.search.study", "optimizer.gate", "optimizer.stats.call_change"),
+     "optimizer.source", "optimizer.references", "optimizer.search",
+     "optimizer.gate", "optimizer.stats.call_change"),
     # 3: vendors, agents, proposers and judges behind their protocols
     ("optimizer.models", "optimizer.propose", "optimizer.judge", "optimizer.tool_search", "optimizer.readers",
      "optimizer.run.episode", "optimizer.run.context", "optimizer.run.evaluate", "optimizer.files.pin",

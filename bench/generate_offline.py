@@ -42,9 +42,9 @@ from testbed import OFFLINE_MODELS, ROOT, servers
 from typer.testing import CliRunner
 
 from optimizer.cli import app
-from optimizer.result_text import says_error
 from optimizer.servers import ServerPool, ServerSpec
-from optimizer.values import find_values
+from optimizer.text.results import says_error
+from optimizer.text.values import find_values
 
 EXPLORE = {"support": "get_policy,check_refund", "published/sqlite": "list_tables,describe_table,read_query"}
 """Read-only tools each server does not annotate (read from its tool list), for the +explore rows."""
@@ -186,7 +186,7 @@ def error_sourced(task: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], k
     expect = task.get("expect") or {}
     values = [str(expect["answer"])] if expect.get("answer") is not None else []
     values += [v for call in expect.get("calls") or [] for v in _strings(call.get("arguments"))]
-    values += [f.value for f in find_values(str(task.get("prompt", "")), 2)]
+    values += [f.value for f in find_values(str(task.get("prompt", "")), 2, precise=True)]
     return sorted({v for v in values if len(v.strip()) >= 3 and only_an_error_showed(v, calls, known)})
 
 

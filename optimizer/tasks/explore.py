@@ -170,7 +170,7 @@ def harvest(text: str, source: Observation | None = None) -> list[Seen]:
                 found.append(Seen(value, label, kind_of(value), source=source))
         found += _prose_pairs(text, source)
         labelled = {str(s.value) for s in found}
-        found += [Seen(f.value, "", f.kind, source=source) for f in find_values(text, 2)
+        found += [Seen(f.value, "", f.kind, source=source) for f in find_values(text, 2, precise=True)
                   if (f.kind in ENTITY_KINDS or f.kind in ("quoted", "timezone")) and f.value not in labelled]
     counts: dict[str, int] = {}
     for seen in found:
@@ -187,7 +187,7 @@ def _prose_pairs(text: str, source: Observation | None) -> list[Seen]:
     out = []
     anchor: str | None = None
     record: int | None = None
-    for found in find_values(text, 2):
+    for found in find_values(text, 2, precise=True):
         start = max(text.rfind("\n", 0, found.position), text.rfind(";", 0, found.position))
         opens = start != record
         record = start
@@ -230,7 +230,7 @@ def _prose_label(head: Sequence[str], kind: str) -> str:
 def names_item(label: str, asked: Iterable[str] = ()) -> bool:
     """Whether a label is itself a value (an id, a date, a number, a path …) or the item the call asked for (an
     argument's value): it names which record the values are about, not a field of it."""
-    return label.strip().lower() in asked or any(f.kind != "quoted" for f in find_values(label, 2))
+    return label.strip().lower() in asked or any(f.kind != "quoted" for f in find_values(label, 2, precise=True))
 
 
 def _walk(data: Any, label: str, anchor: str | None, out: list[Seen], source: Observation | None,
@@ -265,7 +265,7 @@ def _scalar(value: Any) -> bool:
 
 def kind_of(value: str) -> str:
     """The kind `find_values` gives a value that is one value, else number or text."""
-    found = find_values(value, 2)
+    found = find_values(value, 2, precise=True)
     if len(found) == 1 and found[0].value == value.strip():
         return found[0].kind
     return "number" if re.fullmatch(r"-?\d+(?:\.\d+)?", value.strip()) else "text"
@@ -375,7 +375,7 @@ def _candidates(name: str, prop: Mapping[str, Any], seen: Sequence[Seen], *, str
     if free_text and not strict:
         out += [(word, None) for word in _common_words(seen)]
     description = str(prop.get("description") or "")
-    out += [(f.value, None) for f in find_values(description, 2)
+    out += [(f.value, None) for f in find_values(description, 2, precise=True)
             if kind not in ("integer", "number", "boolean") and (f.kind in wanted | shapes or f.kind == "quoted")]
     out += [(SYNTHESISED[k], None) for k in sorted(wanted) if k in SYNTHESISED]
     if not out and kind in (None, "string") and not strict:
