@@ -80,7 +80,7 @@ def test_project_defaults_command_tables_win_and_lists_of_models_are_joined(tmp_
 
 
 def test_project_defaults_refuse_unknown_settings_and_bad_toml(tmp_path: Path) -> None:
-    start = write(tmp_path, "[tool.optimizer]\nmax_conections = 8\n[tool.optimizer.run.evaluate]\nepochs = 2\n")
+    start = write(tmp_path, "[tool.optimizer]\nmax_conections = 8\n[tool.optimizer.evaluate]\nepochs = 2\n")
     with pytest.raises(ProjectSettingsError, match=r"max_conections, evaluate"):
         project_defaults(NAMES, start)
     (tmp_path / "pyproject.toml").write_text("[tool.optimizer\n", encoding="utf-8")
