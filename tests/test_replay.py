@@ -5,6 +5,7 @@ request that reached for the network would fail."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
@@ -185,3 +186,30 @@ def test_a_recording_killed_mid_write_keeps_every_whole_answer(tmp_path: Path) -
     (tmp_path / "answers.jsonl").write_text('{"key": "a"\n{"key": "b", "reply": {}}\n', encoding="utf-8")
     with pytest.raises(tape.RecordingError, match="answers.jsonl:1"):
         tape.read_answers(tmp_path)
+
+
+def test_a_replayed_reply_keeps_the_key_order_the_model_wrote(tmp_path: Path) -> None:
+    """A proposer's repair request lists problems in the order of the fields the model wrote; a recording that
+    sorted them would replay a request the run never sent."""
+    written = {"type": "tool_use", "id": "toolu_1", "name": "submit_candidates",
+               "input": {"tools": [{"parameters": {"rule.type": "a", "rule.fill_color": "b"}}], "rationale": "r"}}
+
+    class Answering:
+        async def create(self, **params: Any) -> tape.Reply:
+            return tape.Reply(content=(written,), stop_reason="tool_use", usage=tape.Usage(), model="m")
+
+        async def close(self) -> None:
+            return None
+
+    params = {"model": "m", "messages": [{"role": "user", "content": "propose"}], "tools": []}
+
+    async def record_then_replay() -> tape.Reply:
+        recorder = tape.RecordingClient(Answering(), tmp_path, {"command": "optimize"})  # type: ignore[arg-type]
+        await recorder.create(**params)
+        await recorder.close()
+        return await tape.ReplayClient(tmp_path).create(**params)
+
+    replayed = asyncio.run(record_then_replay())
+    given = replayed.content[0]["input"]
+    assert list(given) == ["tools", "rationale"] and list(given["tools"][0]["parameters"]) == ["rule.type",
+                                                                                             "rule.fill_color"]

@@ -8,7 +8,7 @@ A recording is a folder of plain JSON a person can read and diff:
   again.
 - `answers.jsonl`: one answer a line, sorted by what it answers: `{"key", "about", "reply"}`. `about` says what
   was asked (model, kind, definitions digest, turn, the conversation's first words) for people and error
-  messages; `reply` is the answer (content blocks, stop reason, usage, model).
+  messages; `reply` is the answer (content blocks, stop reason, usage, model), its fields in the order they came.
 
 The key (`answer_key`) covers what determines an answer: the model, the tools as sent (names, descriptions,
 schemas, deferral; not cache markers), the tool choice, thinking, and the conversation so far: every message,
@@ -196,7 +196,10 @@ def _sorted_lines(entries: Sequence[Mapping[str, Any]]) -> str:
     def order(e: Mapping[str, Any]) -> tuple[str, str, str, int, str]:
         a = e.get("about") or {}
         return (str(a.get("model")), str(a.get("definitions")), str(a.get("prompt")), int(a.get("turn", 0)), e["key"])
-    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in sorted(entries, key=order))
+    # a line's own fields in a fixed order; a reply exactly as it came, key order too: the model's order of the
+    # fields it wrote is what the run read (a repair request lists the problems in that order)
+    return "".join(json.dumps({k: e[k] for k in sorted(e)}, ensure_ascii=False) + "\n"
+                   for e in sorted(entries, key=order))
 
 
 def provenance(command: str, roles: Mapping[str, Any]) -> dict[str, Any]:
@@ -336,6 +339,6 @@ class RecordingClient:
         if seen not in self.known:
             self.known.add(seen)
             with (self.folder / ANSWERS).open("a", encoding="utf-8") as out:
-                out.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
             self.recorded += 1
         return reply
