@@ -6,13 +6,13 @@ actual cost."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import small_tasks
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy
 
 from optimizer.cost.estimate import DEFAULT_SHAPE, Phase, Plan, estimate, eval_plan, shape_from_runs
@@ -23,6 +23,15 @@ from optimizer.run.config import EvalConfig, RunError
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = f"{sys.executable} {ROOT / 'examples/support/server.py'}"
+POLICIES = 6
+"""tasks in the support example's policies.yaml: the few a paid run needs to show its estimate and its gate"""
+
+
+def few_tasks(directory: Path) -> Path:
+    tasks = directory / "tasks"
+    tasks.mkdir()
+    shutil.copy(ROOT / "examples" / "support" / "tasks" / "policies.yaml", tasks)
+    return tasks
 KEY = "sk-ant-test-0123456789abcdef"
 NO_KEY = {"ANTHROPIC_API_KEY": None, "ANTHROPIC_BASE_URL": None}
 Cli = Callable[..., Any]
@@ -74,7 +83,7 @@ def test_earlier_runs_give_their_own_episode_shape() -> None:
 
 
 def test_dry_run_with_no_key_prints_the_plan_and_sends_nothing(run_cli: Cli, tmp_path: Path) -> None:
-    tasks = small_tasks(tmp_path)
+    tasks = few_tasks(tmp_path)
     result = run_cli("--server", SUPPORT, "--tasks", str(tasks), "--dry-run", "--json", "--runs-dir",
                      str(tmp_path / "runs"), script="optimize", env=NO_KEY)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -82,7 +91,7 @@ def test_dry_run_with_no_key_prints_the_plan_and_sends_nothing(run_cli: Cli, tmp
     assert plan["dry_run"] and plan["models"] == ["claude-haiku-5-5", "claude-sonnet-5-5"]
     assert plan["proposer"] == "claude-opus-5-5" and plan["definition_tokens"] > 0
     found = plan["estimate"]
-    assert found["tasks"]["train"] + found["tasks"]["heldout"] == len(list(tasks.glob("*.yaml"))) or found["tasks"]
+    assert found["tasks"]["train"] + found["tasks"]["heldout"] == POLICIES
     assert [m["role"] for m in found["models"]] == ["agent", "agent", "proposer"]
     low, high = found["usd"]
     assert 0 < low < high and found["usd_cached"][1] < high and found["usd_batch"][1] < high
@@ -93,9 +102,9 @@ def test_dry_run_with_no_key_prints_the_plan_and_sends_nothing(run_cli: Cli, tmp
 
 
 def test_a_run_nobody_can_confirm_stops_before_its_first_request(run_cli: Cli, tmp_path: Path) -> None:
-    tasks = small_tasks(tmp_path)
+    tasks = few_tasks(tmp_path)
     with FakeAnthropicAPI(SimPolicy("lexical")) as api:
-        paid = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url, "OPTIMIZER_CONFIRM_USD": "0.5"}
+        paid = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.base_url, "OPTIMIZER_CONFIRM_USD": "0.01"}
         refused = run_cli("eval", "--server", SUPPORT, "--tasks", str(tasks), "--models", "claude-haiku-5-5",
                           "--runs-dir", str(tmp_path / "runs"), env=paid)
         sent_before = [r for r in api.requests if r.get("messages")]
