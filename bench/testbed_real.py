@@ -50,7 +50,17 @@ def command(name: str, folder: str) -> list[str]:
         return ["optimizer", "eval", "--server", server, "--tasks", tasks, "--split", "heldout", "--models",
                 "claude-sonnet-5-5", *FLAGS[name], *overlay, *replay]
     goal = ["--goal", "shrink"] if folder == "optimize-shrink" else []
-    return ["optimize", "--server", server, "--tasks", tasks, *RECORDED, *FLAGS[name], *goal, *replay]
+    return ["optimize", "--server", server, "--tasks", tasks, *RECORDED, *FLAGS[name], *goal,
+            *rounds_flag(PUBLISHED / name / "recorded" / folder), *replay]
+
+
+def rounds_flag(recording: Path) -> list[str]:
+    """`--rounds N` when the recording was made with a fixed number of rounds (its outcome's `rounds_setting`), else
+    nothing: the default, `auto`."""
+    outcome = recording / "outcome.json"
+    setting = json.loads(outcome.read_text(encoding="utf-8")).get("rounds_setting", "auto") if outcome.is_file() \
+        else "auto"
+    return [] if setting == "auto" else ["--rounds", str(setting)]
 
 
 COMPARED = {"optimize": ("baseline", "winner", "candidates", "definition_tokens", "stop", "refused_left"),
@@ -182,7 +192,8 @@ def measure(name: str, runs: Path) -> dict[str, Any] | None:
         was, now = (heldout_of(shrunk, shrink[side]["candidate"]) for side in ("baseline", "shipped"))
         row["shrink"] = {"tokens": (shrink["definition_tokens"]["baseline"], shipped_tokens(shrink)),
                          "heldout": (was["passed"], now["passed"], now["n"]),
-                         "gate": "PASSED" if shrink["gate"]["passed"] else "FAILED"}
+                         "gate": "PASSED" if shrink["gate"]["passed"] else "FAILED",
+                         "rounds": rounds_flag(home / "optimize-shrink")}
     if (home / "eval-original").is_dir() and (home / "eval-winner").is_dir():
         row["conversations"] = {}
         for side in ("original", "winner"):
@@ -219,7 +230,8 @@ def _shrunk(shrink: dict[str, Any] | None) -> str:
     if not shrink:
         return "–"
     (t0, t1), (h0, h1, n) = shrink["tokens"], shrink["heldout"]
-    return f"{t0:,} → {t1:,} ({h0}/{n} → {h1}/{n}, {shrink['gate']})"
+    fixed = f", {' '.join(shrink['rounds'])}" if shrink.get("rounds") else ""
+    return f"{t0:,} → {t1:,} ({h0}/{n} → {h1}/{n}, {shrink['gate']}{fixed})"
 
 
 def replay_all(runs: Path, wanted: set[str]) -> list[dict[str, Any]]:
