@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 from fakes.anthropic_api import FakeAnthropicAPI, SimPolicy
 
-from optimizer.cost.estimate import DEFAULT_SHAPE, Phase, Plan, estimate, eval_plan, shape_from_runs
+from optimizer.cost.estimate import DEFAULT_SHAPE, Phase, Plan, caching_saves, estimate, eval_plan, shape_from_runs
 from optimizer.cost.prices import PriceTable
+from optimizer.files.store import StoredEpisode
 from optimizer.optimize.config import ROUNDS_CAP, OptimizeConfig
+from optimizer.optimize.outputs import cacheable_groups
 from optimizer.optimize.plan import optimize_plan
 from optimizer.run.config import EvalConfig, RunError
 
@@ -68,6 +70,22 @@ def test_the_estimate_prices_tokens_per_model_with_caching_and_batch() -> None:
     unknown = estimate(eval_plan("eval", ["openai:local-model"], tasks=3), DEFAULT_SHAPE, prices,
                        definition_tokens=100)
     assert unknown.unpriced() == ["openai:local-model"] and unknown.total() == (0.0, 0.0)
+
+
+def test_caching_never_saves_more_than_the_requests_sent() -> None:
+    """A search's candidates the run does not list are priced with the baseline's definitions; where they were
+    smaller (a shrink), the cacheable prefix is capped at what each request sent, so the saving stays below the input
+    paid."""
+    def episode(candidate: str, input_tokens: int) -> StoredEpisode:
+        return StoredEpisode(key=f"{candidate}-{input_tokens}", model="claude-sonnet-5-5", task_id="t", split="train",
+                             candidate=candidate, epoch=0, status="ok", passed=True,
+                             data={"turns": 2, "usage": {"input_tokens": input_tokens, "output_tokens": 50}})
+    episodes = [episode("small", 2 * 5_000), episode("small", 2 * 6_000), episode("base", 2 * 9_500)]
+    groups = cacheable_groups(episodes, lambda candidate: 9_000)
+    assert sorted(groups) == [("claude-sonnet-5-5", 5_000, 4), ("claude-sonnet-5-5", 9_000, 2)]
+    prices = PriceTable.default()
+    paid = prices.usd("claude-sonnet-5-5", {"input_tokens": 2 * 5_000 + 2 * 6_000 + 2 * 9_500}) or 0.0
+    assert 0 < caching_saves(groups, prices) < paid
 
 
 def test_earlier_runs_give_their_own_episode_shape() -> None:

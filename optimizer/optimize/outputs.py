@@ -4,7 +4,7 @@ people), overlay.json and winning.patch — all written atomically into the run 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -136,10 +136,26 @@ def _cacheable(outcome: Outcome) -> list[tuple[str, int, int]]:
     known = {outcome.baseline.candidate.key: outcome.baseline.tokens, outcome.winner.candidate.key:
              outcome.winner.tokens, **{c["id"]: c["tokens"] for c in outcome.candidates}}
     system = estimate_tokens(outcome.run.episode.system_prompt or "")
+    return cacheable_groups(outcome.run.store.episodes(),
+                            lambda candidate: known.get(candidate, outcome.baseline.tokens) + system)
+
+
+def cacheable_groups(episodes: Iterable[StoredEpisode], prefix_of: Callable[[str], int]) -> list[tuple[str, int, int]]:
+    """(model, cacheable prefix, requests) per model and candidate of `episodes`: the prefix is `prefix_of(candidate)`,
+    capped at the smallest mean input per request the endpoint counted for that group's episodes, since a cache
+    holds no more than a request sent (a search's smaller candidates would otherwise save more than they cost)."""
     requests: dict[tuple[str, str], int] = defaultdict(int)
-    for episode in outcome.run.store.episodes():
-        requests[(episode.model, episode.candidate)] += int(episode.data.get("turns") or 0)
-    return [(model, known.get(candidate, outcome.baseline.tokens) + system, n)
+    sent: dict[tuple[str, str], float] = {}
+    for episode in episodes:
+        turns = int(episode.data.get("turns") or 0)
+        group = (episode.model, episode.candidate)
+        requests[group] += turns
+        usage = episode.data.get("usage") or {}
+        per_request = sum(int(usage.get(kind) or 0) for kind in ("input_tokens", "cache_read_tokens",
+                                                                  "cache_write_tokens")) / turns if turns else 0
+        if per_request:
+            sent[group] = min(sent.get(group, per_request), per_request)
+    return [(model, int(min(prefix_of(candidate), sent.get((model, candidate), float("inf")))), n)
             for (model, candidate), n in requests.items()]
 
 
