@@ -257,6 +257,12 @@ def caching_saves(groups: Iterable[tuple[str, int, int]], prices: PriceTable) ->
     return saved
 
 
+def sent_tokens(usage: Mapping[str, Any]) -> int:
+    """The input a request (or an episode's requests) sent, however the endpoint billed it: plain, read from the cache
+    or written to it."""
+    return sum(int(usage.get(kind) or 0) for kind in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+
+
 def shape_from_runs(episodes: Iterable[Mapping[str, Any]], definition_tokens: Sequence[int]) -> EpisodeShape | None:
     """The shape earlier runs of this server measured: per run, the mean turns, the mean input per turn beyond that
     run's definitions and the mean output per turn; low and high over the runs. `episodes`: per run, a mapping with
@@ -271,8 +277,7 @@ def shape_from_runs(episodes: Iterable[Mapping[str, Any]], definition_tokens: Se
             continue
         n_turns = sum(int(e["turns"]) for e in data)
         usage = [e["usage"] for e in data]
-        sent = sum(int(u.get("input_tokens") or 0) + int(u.get("cache_read_tokens") or 0)
-                   + int(u.get("cache_write_tokens") or 0) for u in usage)
+        sent = sum(sent_tokens(u) for u in usage)
         turns.append(n_turns / len(data))
         inputs.append(max(0.0, sent / n_turns - tokens))
         outputs.append(sum(int(u.get("output_tokens") or 0) for u in usage) / n_turns)

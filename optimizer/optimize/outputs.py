@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from optimizer.cost.estimate import caching_saves
+from optimizer.cost.estimate import caching_saves, sent_tokens
 from optimizer.cost.prices import PriceTable, load_prices
 from optimizer.definitions import Catalog, apply
 from optimizer.evaluation import reading_recall
@@ -151,8 +151,7 @@ def cacheable_groups(episodes: Iterable[StoredEpisode], prefix_of: Callable[[str
         group = (episode.model, episode.candidate)
         requests[group] += turns
         usage = episode.data.get("usage") or {}
-        per_request = sum(int(usage.get(kind) or 0) for kind in ("input_tokens", "cache_read_tokens",
-                                                                  "cache_write_tokens")) / turns if turns else 0
+        per_request = sent_tokens(usage) / turns if turns else 0
         if per_request:
             sent[group] = min(sent.get(group, per_request), per_request)
     return [(model, int(min(prefix_of(candidate), sent.get((model, candidate), float("inf")))), n)
